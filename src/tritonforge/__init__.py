@@ -1,0 +1,3 @@
+"""TritonForge: profiling-guided, verified optimization of Triton GPU kernels."""
+
+__version__ = "0.1.0"

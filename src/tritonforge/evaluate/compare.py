@@ -1,0 +1,153 @@
+"""Worker-side checks of one call's outputs: against the reference, for aliasing, for mutation.
+
+Everything is compared in full and in float64, so that a candidate cannot pass by
+writing only the part of an output that a sample would look at.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from tritonforge.problem.spec import Tolerance
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    message: str = ""
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+
+
+def flatten(obj: Any, path: str = "out") -> list[tuple[str, Any]]:
+    """Leaves of a returned structure (tensors, numbers, None) with their paths."""
+    if isinstance(obj, (tuple, list)):
+        return [leaf for i, v in enumerate(obj) for leaf in flatten(v, f"{path}[{i}]")]
+    if isinstance(obj, dict):
+        return [leaf for k in sorted(obj, key=str) for leaf in flatten(obj[k], f"{path}[{k!r}]")]
+    return [(path, obj)]
+
+
+def tensors(obj: Any) -> list[torch.Tensor]:
+    return [v for _, v in flatten(obj) if isinstance(v, torch.Tensor)]
+
+
+def _span(t: torch.Tensor) -> tuple[int, int]:
+    storage = t.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes()
+
+
+def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.device != b.device:
+        return False
+    (a0, a1), (b0, b1) = _span(a), _span(b)
+    return a0 < b1 and b0 < a1 and a1 > a0 and b1 > b0
+
+
+def aliasing(outputs: Any, others: list[torch.Tensor], what: str) -> str | None:
+    """Message when an output tensor shares memory with one of `others`, else None."""
+    for path, out in flatten(outputs):
+        if isinstance(out, torch.Tensor):
+            for i, other in enumerate(others):
+                if shares_memory(out, other):
+                    return f"{path} shares memory with {what} {i}"
+    return None
+
+
+def snapshot(args: tuple) -> list[Any]:
+    return [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in args]
+
+
+def mutated(args: tuple, before: list[Any], names: list[str], allowed: set[str]) -> str | None:
+    """Message naming the first input that changed though the problem did not declare it an output."""
+    for name, now, then in zip(names, args, before):
+        if name in allowed or not isinstance(now, torch.Tensor):
+            continue
+        if now.shape != then.shape or now.dtype != then.dtype or not _same_bits(now, then):
+            return f"input '{name}' was modified (declare it in OUTPUTS if that is intended)"
+    return None
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.dtype.is_floating_point:
+        return bool(torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0))
+                    and torch.equal(torch.isnan(a), torch.isnan(b)))
+    return bool(torch.equal(a, b))
+
+
+def compare(candidate: Any, reference: Any, tolerance: Tolerance | None) -> Comparison:
+    """Compare two returned structures leaf by leaf in float64."""
+    got, want = flatten(candidate), flatten(reference)
+    if [p for p, _ in got] != [p for p, _ in want]:
+        return Comparison(False, f"returned {_shape_of(candidate)}, the reference returned {_shape_of(reference)}")
+    result = Comparison(True)
+    for (path, c), (_, r) in zip(got, want):
+        leaf = _compare_leaf(path, c, r, tolerance)
+        result.max_abs_err = max(result.max_abs_err, leaf.max_abs_err)
+        result.max_rel_err = max(result.max_rel_err, leaf.max_rel_err)
+        if not leaf.ok and result.ok:
+            result.ok, result.message = False, leaf.message
+    return result
+
+
+def _compare_leaf(path: str, c: Any, r: Any, tolerance: Tolerance | None) -> Comparison:
+    if isinstance(r, torch.Tensor):
+        if not isinstance(c, torch.Tensor):
+            return Comparison(False, f"{path} is {type(c).__name__}, the reference returned a tensor")
+        return _compare_tensors(path, c, r, tolerance or Tolerance.for_dtype(str(r.dtype)))
+    if isinstance(c, torch.Tensor):
+        return Comparison(False, f"{path} is a tensor, the reference returned {type(r).__name__}")
+    if isinstance(r, float) and isinstance(c, (int, float)):
+        tol = tolerance or Tolerance.for_dtype("float64")
+        err = abs(c - r)
+        ok = err <= tol.atol + tol.rtol * abs(r) or (math.isnan(c) and math.isnan(r))
+        return Comparison(ok, "" if ok else f"{path} = {c!r}, the reference gave {r!r}", err, err / max(abs(r), 1e-30))
+    ok = c == r
+    return Comparison(ok, "" if ok else f"{path} = {c!r}, the reference gave {r!r}")
+
+
+def _compare_tensors(path: str, c: torch.Tensor, r: torch.Tensor, tol: Tolerance) -> Comparison:
+    if c.shape != r.shape:
+        return Comparison(False, f"{path} has shape {tuple(c.shape)}, the reference {tuple(r.shape)}")
+    if c.dtype != r.dtype:
+        return Comparison(False, f"{path} has dtype {c.dtype}, the reference {r.dtype}")
+    if c.numel() == 0:
+        return Comparison(True)
+    c64, r64 = c.detach().to(torch.float64), r.detach().to(torch.float64)
+    c_bad, r_bad = ~torch.isfinite(c64), ~torch.isfinite(r64)
+    if bool((c_bad & ~r_bad).any()):
+        n = int((c_bad & ~r_bad).sum())
+        return Comparison(False, f"{path} has {n} NaN/Inf values where the reference has none", math.inf, math.inf)
+    if bool(r_bad.any()):
+        # Non-finite reference values must be matched exactly (NaN by NaN, +Inf by +Inf).
+        same = torch.where(torch.isnan(r64), torch.isnan(c64), c64 == r64)
+        if not bool(same[r_bad].all()):
+            return Comparison(False, f"{path} differs from the reference where the reference is NaN/Inf")
+    finite = ~r_bad
+    diff = (c64 - r64).abs()[finite]
+    ref_abs = r64.abs()[finite]
+    max_abs = float(diff.max()) if diff.numel() else 0.0
+    rel = diff / ref_abs.clamp_min(max(tol.atol, 1e-30))
+    max_rel = float(rel.max()) if rel.numel() else 0.0
+    bad = diff > tol.atol + tol.rtol * ref_abs
+    if bool(bad.any()):
+        n = int(bad.sum())
+        return Comparison(
+            False,
+            f"{path}: {n} of {c.numel()} elements outside atol={tol.atol:g}, rtol={tol.rtol:g} "
+            f"(max abs err {max_abs:.3g})",
+            max_abs, max_rel,
+        )
+    return Comparison(True, "", max_abs, max_rel)
+
+
+def _shape_of(obj: Any) -> str:
+    if isinstance(obj, torch.Tensor):
+        return f"a tensor {tuple(obj.shape)}"
+    if isinstance(obj, (tuple, list)):
+        return f"a {type(obj).__name__} of {len(obj)}"
+    return type(obj).__name__

@@ -1,0 +1,309 @@
+"""The worker process: imports problems and candidates, runs them, reports in JSON lines.
+
+Started by `tritonforge.evaluate.pool.Worker` as `python -m tritonforge.evaluate.worker`.
+Requests arrive one JSON object per line on stdin; the reply is one JSON object per line
+on a private copy of stdout. Before each stage it writes {"phase": ...}, so that when a
+candidate kills the process the parent knows whose fault it was. Whatever user code
+prints goes to stderr, which the parent keeps in a log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any, Callable, TextIO
+
+# Timing references are bound here, before any user code can be imported.
+from tritonforge.evaluate import timing  # noqa: E402  (import order is the point)
+from tritonforge.evaluate import compare as cmp
+from tritonforge.evaluate.integrity import Integrity
+from tritonforge.evaluate.launches import LaunchCounter
+from tritonforge.evaluate.verdict import Status
+from tritonforge.problem.module import ProblemModule, import_file, signature_of, syntax_error
+from tritonforge.problem.spec import Case, ProblemError
+
+import torch
+
+
+class CandidateFault(Exception):
+    def __init__(self, status: Status, message: str, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.status, self.message, self.fatal = status, message, fatal
+
+
+class Worker:
+    def __init__(self, out: TextIO, device: str) -> None:
+        self.out = out
+        self.device = device
+        self.problems: dict[tuple, ProblemModule] = {}
+        self.launches = LaunchCounter()  # wraps JITFunction.run: before the snapshot below
+        self.integrity = Integrity()
+
+    # --- protocol -----------------------------------------------------------------
+    def send(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, default=_json_default) + "\n")
+        self.out.flush()
+
+    def phase(self, name: str) -> None:
+        self.send({"phase": name})
+
+    def serve(self, requests: TextIO) -> None:
+        for line in requests:
+            if not line.strip():
+                continue
+            req = json.loads(line)
+            try:
+                reply = getattr(self, "op_" + req["op"])(req)
+            except ProblemError as e:
+                reply = {"problem_error": e.what}
+            except CandidateFault as e:
+                reply = {"status": e.status.value, "message": e.message, "fatal": e.fatal}
+            except BaseException as e:  # the worker must answer, whatever happened
+                reply = {"internal_error": "".join(traceback.format_exception_only(type(e), e)).strip(),
+                         "fatal": True}
+            self.send({"done": reply})
+
+    # --- requests -----------------------------------------------------------------
+    def problem(self, req: dict[str, Any]) -> ProblemModule:
+        key = (req["problem"], req.get("entry"), tuple(req.get("specs") or []))
+        if key not in self.problems:
+            self.phase("load_problem")
+            self.problems[key] = ProblemModule(req["problem"], req.get("entry"), req.get("specs"))
+        return self.problems[key]
+
+    def op_describe(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {"problem": self.problem(req).describe().to_json()}
+
+    def op_env(self, req: dict[str, Any]) -> dict[str, Any]:
+        return environment(self.device)
+
+    def op_check(self, req: dict[str, Any]) -> dict[str, Any]:
+        pm = self.problem(req)
+        case = Case.from_json(req["case"])
+        candidate = self.candidate_entry(pm, req.get("candidate"))
+        reference = pm.reference or pm.entry
+        tolerance = pm.tolerance
+        result = {"status": Status.CORRECT.value, "message": "", "max_abs_err": 0.0, "max_rel_err": 0.0}
+        fingerprints = []
+        for draw, seed in enumerate(req["seeds"]):
+            self.phase("make_inputs")
+            args = pm.make_args(case, seed, self.device)
+            fingerprints.append(check_inputs(pm, args, seed))
+            before = cmp.snapshot(args)
+            ref_args = tuple(cmp.snapshot(args))
+            self.phase("candidate")
+            out = self.call_candidate(candidate, args)
+            self.phase("checks")
+            problem = cmp.aliasing(out, [a for a in args if isinstance(a, torch.Tensor)], "input")
+            if problem:
+                raise CandidateFault(Status.REJECTED, problem)
+            problem = cmp.mutated(args, before, pm.param_names, set(pm.outputs))
+            if problem:
+                raise CandidateFault(Status.WRONG, problem)
+            self.phase("reference")
+            try:
+                want = reference(*ref_args)
+                _sync(self.device)
+            except Exception as e:
+                what = "reference" if pm.reference else f"entry '{pm.entry_name}'"
+                raise ProblemError(pm.path, f"{what} raised {_one_line(e)} on {case.label}") from None
+            self.phase("checks")
+            got = with_outputs(out, args, pm)
+            want = with_outputs(want, ref_args, pm)
+            problem = cmp.aliasing(got, cmp.tensors(want), "the reference's output")
+            if problem:
+                raise CandidateFault(Status.REJECTED, problem)
+            c = cmp.compare(got, want, tolerance)
+            result["max_abs_err"] = max(result["max_abs_err"], c.max_abs_err)
+            result["max_rel_err"] = max(result["max_rel_err"], c.max_rel_err)
+            result["draws"] = draw + 1
+            _poison(want)  # so a later call cannot find the right answer in freed memory
+            if not c.ok:
+                result.update(status=Status.WRONG.value, message=f"draw {draw + 1} (seed {seed}): {c.message}")
+                return result
+        if len(fingerprints) > 1 and len(set(fingerprints)) == 1 and fingerprints[0]:
+            raise ProblemError(pm.path, f"make_inputs returns the same inputs for every seed ({case.label})")
+        return result
+
+    def op_time(self, req: dict[str, Any]) -> dict[str, Any]:
+        pm = self.problem(req)
+        case = Case.from_json(req["case"])
+        candidate = self.candidate_entry(pm, req.get("candidate"))
+        self.phase("make_inputs")
+        args = pm.make_args(case, req["seed"], self.device)
+        fns: dict[str, Callable[[], object]] = {"baseline": lambda: pm.entry(*args)}
+        if req.get("candidate"):
+            cand_args = tuple(cmp.snapshot(args))
+            fns["candidate"] = lambda: candidate(*cand_args)
+        if req.get("with_reference") and pm.reference is not None:
+            ref_args = tuple(cmp.snapshot(args))
+            fns["reference"] = lambda: pm.reference(*ref_args)
+        self.phase("timing")
+        config = timing.TimingConfig(**req.get("config", {}))
+        try:
+            samples = timing.measure(list(fns.values()), self.device, config)
+        except Exception as e:
+            raise classify(e) from None
+        return dict(zip(fns, samples))
+
+    # --- candidates ---------------------------------------------------------------
+    def candidate_entry(self, pm: ProblemModule, path: str | None) -> Callable:
+        if path is None:
+            return pm.entry
+        self.phase("load_candidate")
+        where = syntax_error(_path(path))
+        if where:
+            raise CandidateFault(Status.LOAD_ERROR, f"{path} {where}")
+        try:
+            module = import_file(_path(path), "candidate")
+        except BaseException as e:
+            raise CandidateFault(Status.LOAD_ERROR, f"importing {path} raised {_one_line(e)}", fatal=True) from None
+        tampered = self.integrity.violations()
+        if tampered:
+            raise CandidateFault(Status.REJECTED, f"importing the candidate replaced {tampered}", fatal=True)
+        entry = getattr(module, pm.entry_name, None)
+        if not callable(entry):
+            raise CandidateFault(Status.INCOMPATIBLE, f"{path} has no function '{pm.entry_name}'")
+        want, got = signature_of(pm.entry), signature_of(entry)
+        if [(p.name, p.kind) for p in want] != [(p.name, p.kind) for p in got]:
+            raise CandidateFault(
+                Status.INCOMPATIBLE,
+                f"{pm.entry_name}({_params(got)}) differs from the problem's {pm.entry_name}({_params(want)})",
+            )
+        return entry
+
+    def call_candidate(self, fn: Callable, args: tuple) -> Any:
+        self.launches.reset()
+        try:
+            out = fn(*args)
+            _sync(self.device)
+        except Exception as e:
+            raise classify(e) from None
+        tampered = self.integrity.violations()
+        if tampered:
+            raise CandidateFault(Status.REJECTED, f"the candidate replaced {tampered}", fatal=True)
+        if self.launches.supported and self.launches.count == 0:
+            raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel")
+        return out
+
+
+# --- helpers --------------------------------------------------------------------------
+def with_outputs(returned: Any, args: tuple, pm: ProblemModule) -> Any:
+    """What a call produced: its return value plus the arguments it is declared to write."""
+    if not pm.outputs:
+        return returned
+    written = {n: a for n, a in zip(pm.param_names, args) if n in pm.outputs}
+    return {"returned": returned, "written": written}
+
+
+def check_inputs(pm: ProblemModule, args: tuple, seed: int) -> tuple:
+    """Refuse inputs that would hide bugs: constant floating-point tensors."""
+    if len(args) != len(pm.param_names):
+        raise ProblemError(pm.path, f"make_inputs returned {len(args)} values; {pm.entry_name} takes "
+                                    f"{len(pm.param_names)} ({', '.join(pm.param_names)})")
+    prints = []
+    for name, a in zip(pm.param_names, args):
+        if isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel() > 1:
+            if name in pm.outputs:
+                continue
+            flat = a.detach().reshape(-1)
+            if bool((flat == flat[0]).all()):
+                raise ProblemError(pm.path, f"make_inputs(seed={seed}) returned a constant tensor for '{name}';"
+                                            " inputs must be random")
+            prints.append(float(flat[:4096].double().sum()))
+    return tuple(prints)
+
+
+def classify(e: BaseException) -> CandidateFault:
+    text = _one_line(e)
+    name = type(e).__name__
+    if isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in text.lower():
+        return CandidateFault(Status.OOM, text, fatal=True)
+    if name in ("CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "PTXASError") or \
+            type(e).__module__.startswith("triton.compiler"):
+        return CandidateFault(Status.COMPILE_ERROR, text, fatal=True)
+    lowered = text.lower()
+    if any(s in lowered for s in ("cuda error", "illegal memory", "device-side assert", "cuda_error",
+                                  "unspecified launch failure", "illegal instruction")):
+        return CandidateFault(Status.CRASH, text, fatal=True)
+    return CandidateFault(Status.ERROR, text, fatal=True)
+
+
+def environment(device: str) -> dict[str, Any]:
+    import platform
+
+    import triton
+
+    env = {"device": device, "python": platform.python_version(), "torch": torch.__version__,
+           "triton": triton.__version__, "numpy": __import__("numpy").__version__}
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        env.update(gpu=props.name, sm_count=props.multi_processor_count,
+                   capability=f"{props.major}.{props.minor}", memory_gb=round(props.total_memory / 2**30, 1),
+                   cuda=torch.version.cuda, driver=_driver_version())
+    else:
+        env.update(gpu=None, interpreter=True)
+    return env
+
+
+def _driver_version() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _sync(device: str) -> None:
+    if device != "cpu":
+        timing._synchronize()
+
+
+def _poison(obj: Any) -> None:
+    for t in cmp.tensors(obj):
+        if t.is_floating_point():
+            t.fill_(float("nan"))
+
+
+def _params(params: list) -> str:
+    return ", ".join(p.name for p in params)
+
+
+def _path(p: str):
+    from pathlib import Path
+
+    return Path(p)
+
+
+def _one_line(e: BaseException) -> str:
+    lines = [ln for ln in str(e).strip().splitlines() if ln.strip()]
+    # Triton's compile errors put the useful line last.
+    text = lines[-1] if lines and type(e).__name__ == "CompilationError" else (lines[0] if lines else "")
+    return f"{type(e).__name__}: {text.strip()}" if text else type(e).__name__
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "item"):
+        return o.item()
+    return str(o)
+
+
+def main() -> None:
+    import faulthandler
+
+    faulthandler.enable()  # a segfault then leaves a Python traceback in the log
+    device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
+    # The protocol gets a private copy of stdout; fd 1 then points at stderr, so that
+    # whatever user code prints cannot corrupt a reply.
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    Worker(out, device).serve(sys.stdin)
+
+
+if __name__ == "__main__":
+    main()
