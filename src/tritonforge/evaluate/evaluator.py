@@ -34,11 +34,19 @@ class EvalOptions:
     measure: bool = True  # time correct candidates
     reference_timing: bool = False  # also time the problem's reference(), for context
     stop_at_first_failure: bool = False
+    shapes: str = "auto"  # "full" (SHAPES), "test" (TEST_SHAPES), or by device
     timing: TimingConfig = field(default_factory=TimingConfig)
 
     @property
     def timing_label(self) -> str:
         return "GPU" if self.device == "cuda" else INTERPRETER_LABEL
+
+
+def default_device() -> str:
+    """"cuda" when a GPU is visible, else "cpu" (Triton's interpreter)."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def load_problem(path: Path, worker: WorkerProcess, *, entry: str | None = None,
@@ -69,7 +77,10 @@ class Evaluator:
 
     @property
     def cases(self) -> list[Case]:
-        return self.problem.cases_for(self.options.device)
+        shapes = self.options.shapes
+        if shapes == "auto":
+            return self.problem.cases_for(self.options.device)
+        return self.problem.cases if shapes == "full" else self.problem.test_cases
 
     def environment(self) -> dict[str, Any]:
         if self._env is None:

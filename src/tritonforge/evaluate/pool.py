@@ -139,8 +139,10 @@ class WorkerProcess:
         deadline = t0 + timeout
         while True:
             line = self._readline(deadline)
-            if line is None:
-                return self._failed(reply, "timeout" if self.alive() else "crash", log_offset, t0)
+            if line is None:  # end of stream: the worker died
+                return self._failed(reply, "crash", log_offset, t0)
+            if line == "":
+                return self._failed(reply, "timeout", log_offset, t0)
             msg = json.loads(line)
             if "phase" in msg:
                 reply.phase = msg["phase"]
@@ -154,23 +156,22 @@ class WorkerProcess:
                 return reply
 
     def _readline(self, deadline: float) -> str | None:
+        """The next line; "" when the deadline passed, None when the worker closed its end."""
         assert self.proc and self.proc.stdout
         fd = self.proc.stdout.fileno()
         while b"\n" not in self._buffer:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return None
+                return ""
             ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
             if not ready:
-                if not self.alive():
-                    # Drain what the worker wrote before it died.
-                    chunk = os.read(fd, 1 << 16)
-                    if not chunk:
-                        return None
-                    self._buffer += chunk
                 continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
+                try:
+                    self.proc.wait(timeout=10)  # reap it, so that its exit signal can be named
+                except subprocess.TimeoutExpired:
+                    pass
                 return None
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)

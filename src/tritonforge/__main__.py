@@ -1,0 +1,3 @@
+from tritonforge.cli import app
+
+app()

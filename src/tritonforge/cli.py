@@ -1,0 +1,109 @@
+"""The `tritonforge` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from tritonforge.problem.spec import ProblemError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Profiling-guided, verified optimization of Triton GPU kernels.")
+console = Console(stderr=False)
+err = Console(stderr=True)
+
+EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+
+
+@app.callback()
+def _root() -> None:
+    """Profiling-guided, verified optimization of Triton GPU kernels."""
+
+DeviceOpt = typer.Option("auto", "--device", help="cuda, cpu (Triton's interpreter) or auto.")
+EntryOpt = typer.Option(None, "--entry", help="Name of the function under optimization (overrides ENTRY).")
+InputsOpt = typer.Option(None, "--inputs", help='Zero-config case, e.g. "x=float16[4096,8192]"; repeat for more cases.')
+ShapesOpt = typer.Option("auto", "--shapes", help="full (SHAPES), test (TEST_SHAPES), or auto: full on a GPU.")
+
+
+def _device(choice: str) -> str:
+    from tritonforge.evaluate.evaluator import default_device
+
+    if choice not in ("auto", "cuda", "cpu"):
+        raise typer.BadParameter("--device must be auto, cuda or cpu")
+    if choice == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            _unusable("--device cuda: no CUDA GPU is visible")
+    return default_device() if choice == "auto" else choice
+
+
+def _unusable(message: str, as_json: bool = False) -> None:
+    if as_json:
+        print(json.dumps({"error": message}))
+    else:
+        err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(EXIT_UNUSABLE)
+
+
+@app.command()
+def check(
+    problem: Path = typer.Argument(..., help="Problem file (kernels, entry, make_inputs, SHAPES)."),
+    candidate: Optional[Path] = typer.Argument(None, help="Candidate file; omit to check the problem itself."),
+    entry: Optional[str] = EntryOpt,
+    inputs: Optional[List[str]] = InputsOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    device: str = DeviceOpt,
+    shapes: str = ShapesOpt,
+    draws: int = typer.Option(3, "--draws", min=1, help="Fresh random input draws per case."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds allowed per check or timing call."),
+    no_time: bool = typer.Option(False, "--no-time", help="Check correctness only."),
+) -> None:
+    """Judge CANDIDATE against PROBLEM: correct on every case, and faster beyond noise?
+
+    Exit 0 when correct, 1 when not, 2 when the input is unusable.
+    """
+    from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
+    from tritonforge.evaluate.pool import WorkerProcess
+    from tritonforge.report.console import verdict_summary, verdict_table
+
+    if candidate is not None and not candidate.is_file():
+        _unusable(f"{candidate}: no such file", as_json)
+    dev = _device(device)
+    options = EvalOptions(device=dev, draws=draws, check_timeout_s=timeout, time_timeout_s=timeout,
+                          measure=not no_time, reference_timing=candidate is None, shapes=shapes)
+    with WorkerProcess(dev) as worker:
+        try:
+            prob = load_problem(problem, worker, entry=entry, specs=inputs or [], timeout=timeout)
+            evaluator = Evaluator(prob, worker, options)
+            if not as_json:
+                _print_header(prob.path, candidate, evaluator.environment())
+            verdict = evaluator.evaluate(candidate)
+        except ProblemError as e:
+            _unusable(str(e), as_json)
+    if as_json:
+        print(json.dumps({"problem": prob.to_json(), "verdict": verdict.to_json()}, indent=2))
+    else:
+        title = f"{problem}" + (f" vs {candidate}" if candidate else " (its own entry against its reference)")
+        console.print(verdict_table(verdict, title))
+        console.print(verdict_summary(verdict))
+    raise typer.Exit(EXIT_OK if verdict.correct else EXIT_FAILED)
+
+
+def _print_header(problem: Path, candidate: Optional[Path], env: dict) -> None:
+    where = f"{env.get('gpu')} (driver {env.get('driver')})" if env.get("gpu") else "CPU, Triton interpreter"
+    console.print(f"[dim]{where} · torch {env.get('torch')} · triton {env.get('triton')} · "
+                  f"timings: {env.get('timing')}[/]", highlight=False)
+
+
+def main() -> None:  # pragma: no cover - console entry for `python -m tritonforge`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())
