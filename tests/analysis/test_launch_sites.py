@@ -1,0 +1,337 @@
+"""Launch-site discovery: the six examples and launch code written the other usual ways."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.conftest import EXAMPLES
+from tritonforge.analysis.launch_sites import (
+    ConfigSpec,
+    SearchSpace,
+    Span,
+    entry_of,
+    find_launch_sites,
+)
+
+
+def example(name: str) -> tuple[str, SearchSpace]:
+    source = (EXAMPLES / f"{name}.py").read_text()
+    return source, SearchSpace.from_source(source, entry_of(source))
+
+
+def text_at(source: str, span: Span) -> str:
+    """The source text a span covers (single-line spans, as all literals here are)."""
+    assert span.line == span.end_line
+    line = source.splitlines()[span.line - 1].encode()
+    return line[span.col:span.end_col].decode()
+
+
+def line_of(source: str, span: Span) -> str:
+    return source.splitlines()[span.line - 1].strip()
+
+
+def space_of(code: str, entry: str) -> tuple[str, SearchSpace]:
+    source = HEADER + textwrap.dedent(code)
+    return source, SearchSpace.from_source(source, entry)
+
+
+HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n"
+
+ELEMENTWISE = '''
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * alpha, mask=mask)
+'''
+
+
+# --- the six examples ----------------------------------------------------------------------
+
+
+def test_vector_add_shared_variable_is_one_tunable_at_its_assignment():
+    source, space = example("vector_add")
+    [site] = space.sites
+    assert (site.kernel, site.function, site.grid, site.grid_kind) == ("add_kernel", "add", "grid", "tuple")
+    assert site.grid_resolved == "(triton.cdiv(n_elements, BLOCK),)"
+    assert space.current == {"add_kernel.BLOCK_SIZE": 64, "add_kernel.num_warps": 4, "add_kernel.num_stages": 3}
+    block = space.get("add_kernel.BLOCK_SIZE")
+    [loc] = block.locations
+    assert text_at(source, loc) == "64" and line_of(source, loc) == "BLOCK = 64"
+    assert "arange" in block.roles and 16 in block.legal and 65536 in block.legal and 131072 not in block.legal
+    # Left out at the launch: Triton's defaults, tunable by inserting the keyword.
+    warps = space.get("add_kernel.num_warps")
+    assert warps.locations[0].insert == "num_warps" and warps.legal == (1, 2, 4, 8, 16, 32)
+    assert space.get("add_kernel.num_stages").legal == (1, 2, 3, 4, 5, 6)
+
+
+def test_silu_mul_two_kernels_share_one_block_but_have_their_own_warps():
+    source, space = example("silu_mul")
+    assert [s.kernel for s in space.sites] == ["silu_kernel", "mul_kernel"]
+    block = space.get("silu_kernel.BLOCK_SIZE")
+    assert block.feeds == ("silu_kernel.BLOCK_SIZE", "mul_kernel.BLOCK_SIZE")
+    assert [line_of(source, s) for s in block.locations] == ["BLOCK = 256"]
+    assert all(s.bindings["BLOCK_SIZE"] == block.id for s in space.sites)
+    assert [t.id for t in space.tunables] == [
+        "silu_kernel.BLOCK_SIZE", "silu_kernel.num_warps", "silu_kernel.num_stages",
+        "mul_kernel.num_warps", "mul_kernel.num_stages",
+    ]
+
+
+def test_matmul_dot_dims_tiles_and_explicit_warps_stages():
+    source, space = example("matmul")
+    [site] = space.sites
+    assert site.facts.dots == (("BLOCK_M", "BLOCK_N", "BLOCK_K"),)
+    assert space.current == {
+        "matmul_kernel.BLOCK_M": 32, "matmul_kernel.BLOCK_N": 32, "matmul_kernel.BLOCK_K": 32,
+        "matmul_kernel.num_warps": 4, "matmul_kernel.num_stages": 2,
+    }
+    # `BLOCK_M, BLOCK_N, BLOCK_K = 32, 32, 32`: three literals, three tunables.
+    cols = [space.get(f"matmul_kernel.BLOCK_{d}").locations[0].col for d in "MNK"]
+    assert len(set(cols)) == 3
+    assert {"dot_m"} <= space.get("matmul_kernel.BLOCK_M").roles
+    assert {"dot_k"} <= space.get("matmul_kernel.BLOCK_K").roles
+    assert set(space.get("matmul_kernel.BLOCK_M").pairs) == {"matmul_kernel.BLOCK_N", "matmul_kernel.BLOCK_K"}
+    assert any(">= 16" in r for r in space.get("matmul_kernel.BLOCK_N").relations)
+    assert text_at(source, space.get("matmul_kernel.num_stages").locations[0]) == "2"
+
+
+def test_col_sum_keyword_literal_and_variable_form_a_2d_tile():
+    source, space = example("col_sum")
+    bm, bn = space.get("col_sum_kernel.BLOCK_M"), space.get("col_sum_kernel.BLOCK_N")
+    assert (bm.current, bn.current) == (8, 16)
+    assert text_at(source, bm.locations[0]) == "8" and "BLOCK_M=8" in line_of(source, bm.locations[0])
+    assert line_of(source, bn.locations[0]) == "BLOCK_N = 16"
+    assert bm.pairs == (bn.id,) and bn.pairs == (bm.id,)
+    assert "loop_step" in bm.roles
+    assert 8 in bm.legal  # the current value stays representable below the usual minimum
+
+
+@pytest.mark.parametrize("name", ["softmax", "rmsnorm"])
+def test_row_kernels_block_literal_in_the_launch(name):
+    source, space = example(name)
+    [site] = space.sites
+    assert site.grid == "(n_rows,)" and site.grid_kind == "tuple"
+    block = space.get(f"{name}_kernel.BLOCK")
+    assert block.current == 128 and text_at(source, block.locations[0]) == "128"
+    assert {"arange", "loop_step"} <= block.roles
+
+
+def test_ids_and_values_cover_every_example():
+    for path in sorted(EXAMPLES.glob("*.py")):
+        source = path.read_text()
+        space = SearchSpace.from_source(source, entry_of(source))
+        assert space.sites, path.name
+        assert not space.fixed, (path.name, [t.why for t in space.fixed])
+        for t in space.tunables:
+            assert t.current in t.legal and t.locations, (path.name, t.id)
+
+
+# --- other ways of writing launches --------------------------------------------------------
+
+
+def test_lambda_grid_reads_meta_and_keyword_block():
+    source, space = space_of(ELEMENTWISE + '''
+def scale(x, alpha):
+    n = x.numel()
+    out = torch.empty_like(x)
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+    scale_kernel[grid](x, out, n, alpha, BLOCK=512, num_warps=2)
+    return out
+''', "scale")
+    [site] = space.sites
+    assert site.grid_kind == "lambda" and site.grid_meta == ("BLOCK",)
+    assert space.current == {"scale_kernel.BLOCK": 512, "scale_kernel.num_warps": 2, "scale_kernel.num_stages": 3}
+    assert text_at(source, space.get("scale_kernel.num_warps").locations[0]) == "2"
+
+
+def test_positional_constexpr_through_a_helper_from_a_module_constant():
+    source, space = space_of('''
+CHUNK = 1024
+
+@triton.jit
+def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+def _launch(src, dst, block, warps=8):
+    n = src.numel()
+    copy_kernel[(triton.cdiv(n, block),)](src, dst, n, block, num_warps=warps)
+
+def copy(src):
+    dst = torch.empty_like(src)
+    _launch(src, dst, CHUNK)
+    return dst
+''', "copy")
+    [site] = space.sites
+    assert site.via == ("copy", "_launch") and site.function == "_launch"
+    block, warps = space.get("copy_kernel.BLOCK"), space.get("copy_kernel.num_warps")
+    assert block.current == 1024 and line_of(source, block.locations[0]) == "CHUNK = 1024"
+    assert warps.current == 8 and line_of(source, warps.locations[0]) == "def _launch(src, dst, block, warps=8):"
+
+
+def test_grid_with_its_own_copy_of_the_block_is_rewritten_with_it():
+    source, space = space_of(ELEMENTWISE + '''
+def scale(x, alpha):
+    n = x.numel()
+    out = torch.empty_like(x)
+    scale_kernel[((n + 255) // 256,)](x, out, n, alpha, BLOCK=256)
+    return out
+''', "scale")
+    block = space.get("scale_kernel.BLOCK")
+    assert sorted((text_at(source, s), s.delta) for s in block.locations) == [("255", -1), ("256", 0), ("256", 0)]
+
+
+def test_num_warps_in_a_shared_variable_and_num_stages_present():
+    source, space = space_of(ELEMENTWISE + '''
+def twice(x, alpha):
+    n = x.numel()
+    a, b = torch.empty_like(x), torch.empty_like(x)
+    nw = 8
+    scale_kernel[(triton.cdiv(n, 1024),)](x, a, n, alpha, BLOCK=1024, num_warps=nw, num_stages=2)
+    scale_kernel[(triton.cdiv(n, 2048),)](a, b, n, alpha, BLOCK=2048, num_warps=nw, num_stages=1)
+    return b
+''', "twice")
+    ids = [t.id for t in space.tunables]
+    assert ids == ["scale_kernel.BLOCK", "scale_kernel.num_warps", "scale_kernel.num_stages",
+                   "scale_kernel.BLOCK#2", "scale_kernel.num_stages#2"]
+    assert space.get("scale_kernel.num_warps").feeds == ("scale_kernel.num_warps",)
+    assert [s.bindings["num_warps"] for s in space.sites] == ["scale_kernel.num_warps"] * 2
+    assert space.current["scale_kernel.BLOCK#2"] == 2048 and len(space.get("scale_kernel.BLOCK#2").locations) == 2
+
+
+AUTOTUNED = '''
+@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK": 128}, num_warps=4),
+        triton.Config({"BLOCK": 256}, num_warps=8, num_stages=2),
+    ],
+    key=["n"],
+)
+@triton.jit
+def auto_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+def auto(x):
+    n = x.numel()
+    out = torch.empty_like(x)
+    auto_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
+    return out
+'''
+
+
+def test_autotuned_kernel_exposes_its_config_list_only():
+    source, space = space_of(AUTOTUNED, "auto")
+    [site] = space.sites
+    assert site.autotuned and site.grid_meta == ("BLOCK",)
+    assert [t.id for t in space.tunables] == ["auto_kernel.autotune_configs"]
+    t = space.tunables[0]
+    assert t.kind == "autotune_configs"
+    assert t.current == (
+        ConfigSpec((("BLOCK", 128),), 4, None),
+        ConfigSpec((("BLOCK", 256),), 8, 2),
+    )
+    assert [c.flat() for c in t.current][0] == {"BLOCK": 128, "num_warps": 4, "num_stages": 3}
+    assert t.locations[0].line < site.facts.line  # the list inside the decorator
+
+
+def test_runtime_derived_values_are_reported_not_free():
+    _, space = space_of('''
+@triton.jit
+def row_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr, GROUP: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    row = tl.program_id(0) * GROUP
+    x = tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols)
+    tl.store(out_ptr + row * n_cols + cols, x, mask=cols < n_cols)
+
+def rows(x):
+    n_rows, n_cols = x.shape
+    out = torch.empty_like(x)
+    BLOCK = triton.next_power_of_2(n_cols)
+    num_warps = 4 if BLOCK < 2048 else 8
+    row_kernel[(n_rows,)](x, out, n_cols, BLOCK=BLOCK, GROUP=1, num_warps=num_warps)
+    return out
+''', "rows")
+    fixed = {t.id: t for t in space.fixed}
+    assert set(fixed) == {"row_kernel.BLOCK", "row_kernel.GROUP", "row_kernel.num_warps"}
+    assert "next_power_of_2(n_cols)" in fixed["row_kernel.BLOCK"].why
+    assert fixed["row_kernel.BLOCK"].current is None and not fixed["row_kernel.BLOCK"].locations
+    assert "shapes no tensor" in fixed["row_kernel.GROUP"].why
+    assert [t.id for t in space.tunables] == ["row_kernel.num_stages"]
+
+
+def test_entry_arguments_and_reassigned_names_are_not_free():
+    _, space = space_of(ELEMENTWISE + '''
+def scale(x, alpha, BLOCK=128):
+    n = x.numel()
+    out = torch.empty_like(x)
+    warps = 4
+    if n > 4096:
+        warps = 8
+    scale_kernel[(triton.cdiv(n, BLOCK),)](x, out, n, alpha, BLOCK=BLOCK, num_warps=warps)
+    return out
+''', "scale")
+    fixed = {t.id: t.why for t in space.fixed}
+    assert "argument 'BLOCK' of the entry" in fixed["scale_kernel.BLOCK"]
+    assert "assigned 2 times" in fixed["scale_kernel.num_warps"]
+
+
+def test_only_launches_reachable_from_the_entry():
+    _, space = space_of(ELEMENTWISE + '''
+def unused(x):
+    scale_kernel[(1,)](x, x, 1, 1.0, BLOCK=32)
+
+def scale(x, alpha):
+    out = torch.empty_like(x)
+    scale_kernel[(1,)](x, out, x.numel(), alpha, BLOCK=64)
+    return out
+''', "scale")
+    assert [s.function for s in space.sites] == ["scale"]
+    assert space.current["scale_kernel.BLOCK"] == 64
+
+
+def test_bad_entry_and_bad_source():
+    with pytest.raises(ValueError):
+        find_launch_sites(HEADER + ELEMENTWISE, "missing")
+    with pytest.raises(ValueError):
+        find_launch_sites(HEADER + ELEMENTWISE, "scale_kernel")  # a kernel is not an entry
+    with pytest.raises(SyntaxError):
+        find_launch_sites("def f(:\n", "f")
+
+
+def test_kernel_default_heuristics_and_module_level_config_lists():
+    source, space = space_of('''
+CONFIGS = [triton.Config({"BLOCK_N": 64}), triton.Config({"BLOCK_N": 128}, num_warps=8)]
+
+@triton.jit
+def dflt_kernel(x_ptr, n, BLOCK: tl.constexpr = 512):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 0.0)
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % 64 == 0})
+@triton.autotune(configs=CONFIGS, key=["n"])
+@triton.jit
+def tuned_kernel(x_ptr, n, EVEN: tl.constexpr, BLOCK_N: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK_N), 1.0)
+
+@triton.autotune(configs=[triton.Config({"B": b}) for b in (32, 64)], key=["n"])
+@triton.jit
+def built_kernel(x_ptr, n, B: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, B), 2.0)
+
+def go(x):
+    dflt_kernel[(1,)](x, x.numel())
+    tuned_kernel[(1,)](x, x.numel())
+    built_kernel[(1,)](x, x.numel())
+''', "go")
+    block = space.get("dflt_kernel.BLOCK")
+    assert block.free and block.current == 512 and "default of dflt_kernel" in block.why
+    assert "def dflt_kernel(" in line_of(source, block.locations[0])
+    configs = space.get("tuned_kernel.autotune_configs")
+    assert configs.free and line_of(source, configs.locations[0]).startswith("CONFIGS = [")
+    assert [c.values() for c in configs.current] == [{"BLOCK_N": 64}, {"BLOCK_N": 128}]
+    assert not any(t.id.startswith("tuned_kernel.EVEN") for t in space.by_id.values())  # the decorator's
+    built = space.get("built_kernel.autotune_configs")
+    assert not built.free and "built by code" in built.why

@@ -1,0 +1,235 @@
+"""LaunchParamStrategy: neighbours first, steered by priors, findings and history; no repeats."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import textwrap
+from types import SimpleNamespace
+
+from tests.conftest import EXAMPLES
+from tritonforge.analysis.launch_sites import SearchSpace, entry_of
+from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy, source_key
+from tritonforge.strategies.launch_params import LaunchParamStrategy, check_assignment, rewrite
+
+BLOCK, WARPS, STAGES = "add_kernel.BLOCK_SIZE", "add_kernel.num_warps", "add_kernel.num_stages"
+
+
+def load(name: str) -> str:
+    return (EXAMPLES / f"{name}.py").read_text()
+
+
+def state_for(source: str, best: Candidate | None = None, history: list[Outcome] | None = None,
+              findings: list | None = None, best_speedup: float = 1.0) -> SearchState:
+    return SearchState(problem_path="problem.py", entry=entry_of(source), baseline_source=source,
+                       best=best or Candidate(source, "baseline"), best_speedup=best_speedup,
+                       history=history or [], findings=findings or [])
+
+
+def child(parent: Candidate, changes: dict) -> Candidate:
+    return Candidate(rewrite(parent.source, changes), "launch_params", params=changes, parent=parent.key)
+
+
+def values(c: Candidate) -> dict:
+    return SearchSpace.from_source(c.source, entry_of(c.source)).current
+
+
+def ratio(a: int, b: int) -> float:
+    return max(a, b) / min(a, b)
+
+
+def test_first_proposals_are_neighbours_of_the_best_within_the_limit():
+    source = load("vector_add")
+    base = Candidate(source, "baseline")
+    current = SearchSpace.from_source(source, "add").current
+    got = LaunchParamStrategy().propose(state_for(source), 4)
+    assert len(got) == 4
+    for c in got:
+        assert c.origin == "launch_params" and c.parent == base.key
+        assert values(c) == c.params and set(c.params) == set(current)  # the full assignment
+        changed = {k for k in current if c.params[k] != current[k]}
+        assert 1 <= len(changed) <= 2
+        assert all(ratio(c.params[k], current[k]) <= 4 for k in changed)
+        ast.parse(c.source)
+    # A 64-element block is tiny for a GPU: it grows first.
+    assert got[0].params[BLOCK] > 64
+    assert LaunchParamStrategy().propose(state_for(source), 0) == []
+
+
+def test_num_stages_is_left_alone_where_there_is_no_loop_to_pipeline():
+    strategy = LaunchParamStrategy()
+    got = strategy.propose(state_for(load("vector_add")), 50)
+    assert got and all(c.params[STAGES] == 3 for c in got)
+    assert any(m.status == "pruned" and "nothing to pipeline" in m.reason for m in strategy.last_moves)
+    rms = LaunchParamStrategy().propose(state_for(load("rmsnorm")), 50)  # two loops over the row
+    assert any(c.params["rmsnorm_kernel.num_stages"] != 3 for c in rms)
+
+
+def test_descriptions_name_old_and_new_values():
+    got = LaunchParamStrategy().propose(state_for(load("matmul")), 12)
+    pattern = re.compile(r"^[A-Za-z_.]+ \d+->\d+(, [A-Za-z_.]+ \d+->\d+)*$")
+    assert all(pattern.match(c.description) for c in got), [c.description for c in got]
+    assert any(c.description.count("->") == 2 for c in got)  # moves of two values at once
+
+
+def test_silu_mul_block_change_rewrites_the_one_shared_assignment():
+    source = load("silu_mul")
+    got = LaunchParamStrategy().propose(state_for(source), 1)
+    assert got[0].description.startswith("BLOCK_SIZE 256->")
+    diff = [(a, b) for a, b in zip(source.splitlines(), got[0].source.splitlines()) if a != b]
+    assert [a.strip() for a, _ in diff] == ["BLOCK = 256"]
+
+
+def test_2d_tiles_move_together():
+    source = load("col_sum")
+    strategy = LaunchParamStrategy()
+    got = strategy.propose(state_for(source), 50)
+    tile_moves = [m for m in strategy.last_moves if m.kind == "tile"]
+    assert tile_moves and all("BLOCK_M" in m.description and "BLOCK_N" in m.description for m in tile_moves)
+    assert any(c.params["col_sum_kernel.BLOCK_M"] != 8 and c.params["col_sum_kernel.BLOCK_N"] != 16 for c in got)
+
+
+def test_follows_a_direction_that_paid():
+    source = load("vector_add")
+    base = Candidate(source, "baseline")
+    c128 = child(base, {BLOCK: 128})
+    history = [Outcome(c128, "correct", speedup=1.6, faster=True)]
+    got = LaunchParamStrategy().propose(state_for(source, c128, history, best_speedup=1.6), 3)
+    assert got[0].params == {BLOCK: 256, WARPS: 4, STAGES: 3}
+    assert got[0].parent == c128.key
+    # It paid again: one more step the same way.
+    c256 = got[0]
+    history.append(Outcome(c256, "correct", speedup=2.1, faster=True))
+    got = LaunchParamStrategy().propose(state_for(source, c256, history, best_speedup=2.1), 3)
+    assert got[0].params[BLOCK] == 512
+
+
+def test_stops_a_direction_that_got_slower():
+    source = load("vector_add")
+    base = Candidate(source, "baseline")
+    c128 = child(base, {BLOCK: 128})
+    c256 = child(c128, {BLOCK: 256})
+    history = [Outcome(c128, "correct", speedup=1.6, faster=True), Outcome(c256, "correct", speedup=1.3)]
+    strategy = LaunchParamStrategy()
+    got = strategy.propose(state_for(source, c128, history, best_speedup=1.6), 30)
+    assert got and got[0].params[BLOCK] <= 128
+    assert not any(c.params[BLOCK] >= 256 and c.params[WARPS] == 4 and c.params[STAGES] == 3 for c in got)
+    assert any(m.status == "pruned" and "slower" in m.reason for m in strategy.last_moves)
+
+
+def test_a_failed_value_is_not_approached_again_with_the_same_other_values():
+    source = load("vector_add")
+    base = Candidate(source, "baseline")
+    c256 = child(base, {BLOCK: 256})
+    history = [Outcome(c256, "compile_error", message="out of resources")]
+    got = LaunchParamStrategy().propose(state_for(source, history=history), 30)
+    assert got
+    assert not any(c.params[BLOCK] >= 256 and c.params[WARPS] == 4 and c.params[STAGES] == 3 for c in got)
+
+
+def test_findings_steer_the_first_move():
+    source = rewrite(load("vector_add"), {BLOCK: 1024})  # a typical size: the prior alone is neutral
+
+    def first(findings):
+        return LaunchParamStrategy().propose(state_for(source, findings=findings), 1)[0].params
+
+    grown = first([SimpleNamespace(kind="memory_bound_far_from_peak")])
+    assert grown[BLOCK] > 1024
+    for kind in ("register_spills", "launch_bound_tiny_grid"):
+        p = first([{"kind": kind}])
+        assert p[BLOCK] < 1024 or p[WARPS] > 4, kind
+
+
+def test_never_repeats_and_runs_out():
+    source = load("col_sum")
+    strategy = LaunchParamStrategy()
+    state = state_for(source)
+    seen = {source_key(source)}
+    for _ in range(60):
+        got = strategy.propose(state, 5)
+        if not got:
+            break
+        assert len(got) <= 5
+        for c in got:
+            assert c.key not in seen and not state.tried(c.key)
+            seen.add(c.key)
+            state.history.append(Outcome(c, "correct", speedup=1.0))
+    else:
+        raise AssertionError("the neighbourhood of a fixed best never ran out")
+    assert len(seen) > 10
+
+
+def test_infeasible_configurations_are_pruned_with_reasons():
+    def hook(values):
+        return values["matmul_kernel.BLOCK_M"] <= 64 or "BLOCK_M too large for this test"
+
+    source = load("matmul")
+    strategy = LaunchParamStrategy(feasible=hook)
+    got = strategy.propose(state_for(source), 100)
+    space = SearchSpace.from_source(source, "matmul")
+    assert got and all(check_assignment(space, c.params, feasible=hook) is None for c in got)
+    assert any(m.status == "pruned" and m.reason == "BLOCK_M too large for this test" for m in strategy.last_moves)
+    add = LaunchParamStrategy()
+    add.propose(state_for(load("vector_add")), 100)
+    assert any(m.status == "pruned" and "idle or duplicated" in m.reason for m in add.last_moves)
+
+
+AUTOTUNED = "import torch\nimport triton\nimport triton.language as tl\n" + textwrap.dedent('''
+    ENTRY = "auto"
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=4),
+                              triton.Config({"BLOCK": 256}, num_warps=8, num_stages=2)], key=["n"])
+    @triton.jit
+    def auto_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    def auto(x):
+        n = x.numel()
+        out = torch.empty_like(x)
+        auto_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
+        return out
+    ''')
+
+
+def test_autotuned_kernel_widens_its_config_list_then_pins():
+    tid = "auto_kernel.autotune_configs"
+    got = LaunchParamStrategy().propose(state_for(AUTOTUNED), 5)
+    wider = got[0].params[tid]
+    assert got[0].description.startswith(f"{tid}: 2 -> ") or got[0].description.startswith("autotune_configs: 2 -> ")
+    assert wider[:2] == [{"BLOCK": 128, "num_warps": 4, "num_stages": 3},
+                         {"BLOCK": 256, "num_warps": 8, "num_stages": 2}]
+    assert len(wider) > 2 and len({json.dumps(c, sort_keys=True) for c in wider}) == len(wider)
+    assert all(c["BLOCK"] >= 16 and c["num_warps"] * 32 * 64 >= c["BLOCK"] for c in wider)
+    capped = LaunchParamStrategy(max_new_configs=3).propose(state_for(AUTOTUNED), 1)
+    assert len(capped[0].params[tid]) == 5
+    pins = [c.params[tid] for c in got[1:3]]
+    assert sorted(len(p) for p in pins) == [1, 1]
+    assert values(got[0])[tid][0].values() == {"BLOCK": 128}
+
+
+def test_space_description_shows_the_space_and_the_walk():
+    strategy = LaunchParamStrategy()
+    got = strategy.propose(state_for(load("col_sum")), 3)
+    d = json.loads(json.dumps(strategy.space_description()))
+    assert d["strategy"] == "launch_params"
+    assert [t["id"] for t in d["tunables"]] == [
+        "col_sum_kernel.BLOCK_M", "col_sum_kernel.BLOCK_N", "col_sum_kernel.num_warps", "col_sum_kernel.num_stages"]
+    assert d["sites"][0]["kernel"] == "col_sum_kernel" and d["sites"][0]["grid_kind"] == "tuple"
+    assert [m["order"] for m in d["moves"]] == list(range(len(d["moves"])))
+    assert [m["description"] for m in d["moves"] if m["status"] == "proposed"] == [c.description for c in got]
+    rings = [m["ring"] for m in d["moves"]]
+    assert rings == sorted(rings)  # every neighbour before any two-step combination
+    assert {m["status"] for m in d["moves"]} <= {"proposed", "pruned", "tried", "duplicate", "deferred"}
+
+
+def test_is_a_strategy_and_gives_up_quietly_on_unreadable_files():
+    strategy = LaunchParamStrategy()
+    assert isinstance(strategy, Strategy) and strategy.name == "launch_params"
+    broken = state_for(load("vector_add"))
+    broken.best = Candidate("def add(:\n", "llm")
+    assert strategy.propose(broken, 4) == []
+    no_entry = state_for(load("vector_add"))
+    no_entry.entry = "missing"
+    assert strategy.propose(no_entry, 4) == []
