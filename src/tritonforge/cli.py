@@ -95,6 +95,52 @@ def check(
     raise typer.Exit(EXIT_OK if verdict.correct else EXIT_FAILED)
 
 
+@app.command()
+def optimize(
+    problem: Path = typer.Argument(..., help="Problem file to optimize."),
+    entry: Optional[str] = EntryOpt,
+    inputs: Optional[List[str]] = InputsOpt,
+    out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default runs/<problem name>)."),
+    budget: int = typer.Option(24, "--budget", min=1, help="Candidates to evaluate at most."),
+    minutes: float = typer.Option(2.5, "--minutes", help="Wall-clock limit of the search, in minutes."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run stored in --out."),
+    device: str = DeviceOpt,
+    shapes: str = ShapesOpt,
+    draws: int = typer.Option(3, "--draws", min=1, help="Fresh random input draws per case."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds allowed per check or timing call."),
+) -> None:
+    """Search for a faster, verified, drop-in version of PROBLEM; leave it in the run directory.
+
+    Exit 0 when the run completes (even when nothing faster was found), 2 for unusable input.
+    """
+    from tritonforge.evaluate.evaluator import EvalOptions
+    from tritonforge.pipeline import OptimizeOptions, RunError
+    from tritonforge.pipeline import optimize as run_optimize
+    from tritonforge.report.progress import SearchProgress
+    from tritonforge.search.loop import SearchConfig
+
+    dev = _device(device)
+    options = OptimizeOptions(
+        out=out or Path("runs") / problem.stem, entry=entry, specs=inputs or [], resume=resume,
+        evaluation=EvalOptions(device=dev, draws=draws, check_timeout_s=timeout, time_timeout_s=timeout,
+                               shapes=shapes),
+        search=SearchConfig(budget=budget, minutes=minutes))
+    with SearchProgress(console, budget) as progress:
+        try:
+            outcome = run_optimize(problem, options, observer=progress)
+        except (ProblemError, RunError) as e:
+            progress.stop()
+            _unusable(str(e))
+    from tritonforge.report.console import summary_table
+
+    console.print(summary_table(outcome.summary))
+    console.print(outcome.summary["result"], style="bold green" if outcome.summary["improved"] else "yellow")
+    console.print(f"[dim]{outcome.summary['candidates_tried']} candidates, stopped: "
+                  f"{outcome.summary['stop_reason']}; results in {options.out}/ "
+                  "(best.py, best.diff, summary.json, report.md)[/]", highlight=False)
+    raise typer.Exit(EXIT_OK)
+
+
 def _print_header(problem: Path, candidate: Optional[Path], env: dict) -> None:
     where = f"{env.get('gpu')} (driver {env.get('driver')})" if env.get("gpu") else "CPU, Triton interpreter"
     console.print(f"[dim]{where} · torch {env.get('torch')} · triton {env.get('triton')} · "

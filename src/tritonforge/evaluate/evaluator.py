@@ -14,7 +14,7 @@ from typing import Any
 from tritonforge.evaluate.pool import Reply, WorkerProcess
 from tritonforge.evaluate.stats import speedup, summarize
 from tritonforge.evaluate.timing import TimingConfig
-from tritonforge.evaluate.verdict import CaseVerdict, Status, Verdict, worst
+from tritonforge.evaluate.verdict import CaseVerdict, Speedup, Status, Verdict, worst
 from tritonforge.problem.module import syntax_error
 from tritonforge.problem.spec import Case, Problem, ProblemError
 
@@ -104,6 +104,23 @@ class Evaluator:
         message = next((f"{v.case}: {v.message}" for v in verdicts if not v.status.ok), "")
         return Verdict(candidate=name, status=status, cases=verdicts, message=message,
                        timing_label=self.options.timing_label, environment=self.environment())
+
+    def head_to_head(self, candidate: Path, against: Path, cases: list[Case] | None = None) -> list[Speedup]:
+        """Time `candidate` against another candidate (not the baseline), case by case.
+
+        Both were judged correct before; a fault here raises, as it means the machine changed.
+        """
+        ups = []
+        for case in cases or self.cases:
+            reply = self._request("time", candidate, case, self.options.time_timeout_s,
+                                  seed=secrets.randbits(31), config=self.options.timing.to_json(),
+                                  against=str(Path(against).resolve()))
+            fault = self._fault(reply, case, candidate)
+            if fault:
+                raise RuntimeError(f"timing {candidate} against {against} failed: {fault.message}")
+            samples = reply.result or {}
+            ups.append(speedup(samples["baseline"], samples["candidate"]))
+        return ups
 
     # --- one case -----------------------------------------------------------------
     def _request(self, op: str, candidate: Path | None, case: Case, timeout: float, **extra: Any) -> Reply:

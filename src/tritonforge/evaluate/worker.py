@@ -131,9 +131,12 @@ class Worker:
         pm = self.problem(req)
         case = Case.from_json(req["case"])
         candidate = self.candidate_entry(pm, req.get("candidate"))
+        # The comparison defaults to the problem's own entry; the loop may pit a candidate
+        # against the best so far instead.
+        against = self.candidate_entry(pm, req["against"]) if req.get("against") else pm.entry
         self.phase("make_inputs")
         args = pm.make_args(case, req["seed"], self.device)
-        fns: dict[str, Callable[[], object]] = {"baseline": lambda: pm.entry(*args)}
+        fns: dict[str, Callable[[], object]] = {"baseline": lambda: against(*args)}
         if req.get("candidate"):
             cand_args = tuple(cmp.snapshot(args))
             fns["candidate"] = lambda: candidate(*cand_args)

@@ -73,3 +73,22 @@ def verdict_summary(verdict: Verdict) -> Text:
     label = "" if verdict.timing_label == "GPU" else f" (timings: {verdict.timing_label})"
     return Text(f"correct on all {n} cases; {judged}: {up} geometric mean{label}",
                 style="green" if verdict.faster else "yellow")
+
+
+def summary_table(summary: dict) -> Table:
+    """The final table of an optimize run."""
+    label = summary["timing"]
+    unit = "ms" if label == "GPU" else "ms, interp."
+    table = Table(title=f"{summary['problem']}: baseline vs best", title_justify="left",
+                  caption=None if label == "GPU" else f"timings: {label}", caption_justify="left")
+    for col in ("case", f"baseline {unit}", f"best {unit}", "speedup [95% CI]", "correct"):
+        table.add_column(col, justify="left" if col in ("case", "correct") else "right")
+    for c in summary["cases"]:
+        lo, hi = c["speedup_ci95"]
+        table.add_row(c["case"], _num(c["baseline_ms"]), _num(c["best_ms"]),
+                      f"{c['speedup']:.3f}x [{lo:.3f}, {hi:.3f}]", "yes" if c["correct"] else "NO")
+    return table
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"

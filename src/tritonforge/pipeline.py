@@ -1,0 +1,125 @@
+"""The whole job, stage after stage: load -> search -> record -> report.
+
+Each stage package knows nothing of the ones after it; this module is where they meet,
+so that the command line stays a thin shell over it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
+from tritonforge.evaluate.pool import WorkerProcess
+from tritonforge.problem.spec import ProblemError
+from tritonforge.report.run_files import summary, write_run_files
+from tritonforge.search.loop import BaselineError, Search, SearchConfig, SearchResult
+from tritonforge.store import DEFAULT_FILENAME, RunStore, StoreError
+from tritonforge.strategies.base import Strategy
+
+
+class RunError(Exception):
+    """Unusable input for a run (problem, run directory or store): one line, exit 2."""
+
+
+@dataclass
+class OptimizeOptions:
+    out: Path
+    entry: str | None = None
+    specs: list[str] = field(default_factory=list)
+    resume: bool = False
+    evaluation: EvalOptions = field(default_factory=EvalOptions)
+    search: SearchConfig = field(default_factory=SearchConfig)
+
+
+@dataclass
+class OptimizeOutcome:
+    result: SearchResult
+    summary: dict[str, Any]
+    files: dict[str, Path]
+
+
+def default_strategies() -> list[Strategy]:
+    from tritonforge.strategies.launch_params import LaunchParamStrategy
+
+    return [LaunchParamStrategy()]
+
+
+def optimize(problem_path: Path, options: OptimizeOptions,
+             observer: Callable[[str, dict[str, Any]], None] | None = None,
+             strategies: list[Strategy] | None = None) -> OptimizeOutcome:
+    problem_path = Path(problem_path)
+    run_dir = _prepare_run_dir(options.out, options.resume)
+    source = _read(problem_path)
+    with WorkerProcess(options.evaluation.device) as worker:
+        problem = load_problem(problem_path, worker, entry=options.entry, specs=options.specs,
+                               timeout=options.evaluation.check_timeout_s)
+        store = _open_store(run_dir, problem_path, source, problem.entry, options)
+        with store:
+            evaluator = Evaluator(problem, worker, options.evaluation)
+            search = Search(evaluator=evaluator, store=store, strategies=strategies or default_strategies(),
+                            config=options.search, workdir=run_dir, baseline_source=source, observer=observer)
+            store.set_state("running")
+            try:
+                result = search.run()
+            except BaselineError as e:
+                store.set_state("interrupted")
+                raise ProblemError(problem_path, str(e)) from None
+            except BaseException:
+                store.set_state("interrupted")
+                raise
+            statuses = Counter(o.status for o in result.history)
+            data = summary(problem=str(problem_path), entry=problem.entry, baseline=result.baseline,
+                           best_verdict=result.best_verdict, best=result.best, improved=result.improved,
+                           tried=result.tried, rounds=result.rounds, stop_reason=result.stop_reason,
+                           wall_s=result.wall_s, statuses=statuses, run_dir=run_dir)
+            files = write_run_files(run_dir, baseline_source=source, best_source=result.best.source,
+                                    problem_name=problem_path.name, summary_data=data, history=result.history)
+            store.set_state("finished")
+    return OptimizeOutcome(result=result, summary=data, files=files)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        raise ProblemError(path, "no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ProblemError(path, f"cannot be read: {e}") from None
+
+
+def _prepare_run_dir(out: Path, resume: bool) -> Path:
+    out = Path(out)
+    store = out / DEFAULT_FILENAME
+    if resume:
+        if not store.exists():
+            raise RunError(f"{out}: no run to resume (no {DEFAULT_FILENAME} there)")
+        return out
+    if store.exists():
+        raise RunError(f"{out}: already holds a run; pass --resume to continue it or choose another --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise RunError(f"{out}: cannot write the run directory ({e.strerror or e})") from None
+    return out
+
+
+def _open_store(run_dir: Path, problem_path: Path, source: str, entry: str, options: OptimizeOptions) -> RunStore:
+    path = run_dir / DEFAULT_FILENAME
+    try:
+        if not options.resume:
+            return RunStore.create(path, str(problem_path.resolve()), source, entry,
+                                   {"search": options.search.to_json(), "device": options.evaluation.device,
+                                    "specs": options.specs})
+        store = RunStore.open(path)
+    except StoreError as e:
+        raise RunError(str(e)) from None
+    if store.info().problem_source != source:
+        store.close()
+        raise RunError(f"{problem_path}: changed since the run in {run_dir} started; resume needs the same file")
+    return store

@@ -1,0 +1,117 @@
+"""What an optimize run leaves in its directory: best.py, baseline.py, best.diff,
+summary.json and report.md."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections import Counter
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from tritonforge.evaluate.verdict import Verdict
+
+
+def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdict, best: Any, improved: bool,
+            tried: int, rounds: int, stop_reason: str, wall_s: float, statuses: Counter,
+            run_dir: Path) -> dict[str, Any]:
+    """The machine-readable result of a run. `best` is the best Candidate."""
+    cases = []
+    for base_cv, best_cv in zip(baseline.cases, best_verdict.cases):
+        best_t = best_cv.candidate if improved else best_cv.baseline
+        up = best_cv.speedup if improved else None
+        cases.append({
+            "case": base_cv.case,
+            "correct": best_cv.status.ok,
+            # When the best is a candidate, both times come from its final alternating run.
+            "baseline_ms": (best_cv.baseline or base_cv.baseline).median_ms if (best_cv.baseline or base_cv.baseline) else None,
+            "best_ms": best_t.median_ms if best_t else None,
+            "speedup": up.value if up else 1.0,
+            "speedup_ci95": [up.ci_low, up.ci_high] if up else [1.0, 1.0],
+            "baseline_spread": _spread(best_cv.baseline or base_cv.baseline),
+            "best_spread": _spread(best_t),
+            "max_abs_err": best_cv.max_abs_err,
+            "max_rel_err": best_cv.max_rel_err,
+        })
+    up = best_verdict.speedup if improved else None
+    env = best_verdict.environment or baseline.environment
+    return {
+        "problem": problem,
+        "entry": entry,
+        "run_dir": str(run_dir),
+        "improved": improved,
+        "result": _result_line(improved, up, len(cases)),
+        "speedup": asdict(up) if up else {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0},
+        "best": {"key": best.key, "origin": best.origin, "description": best.description, "params": best.params},
+        "cases": cases,
+        "timing": best_verdict.timing_label,
+        "device": {k: env.get(k) for k in ("device", "gpu", "sm_count", "capability", "driver", "cuda")},
+        "versions": {k: env.get(k) for k in ("python", "torch", "triton", "numpy")},
+        "candidates_tried": tried,
+        "verdicts": dict(statuses),
+        "rounds": rounds,
+        "stop_reason": stop_reason,
+        "wall_s": round(wall_s, 1),
+    }
+
+
+def _spread(t: Any) -> float | None:
+    return None if t is None or not math.isfinite(t.spread) else round(t.spread, 4)
+
+
+def _result_line(improved: bool, up: Any, n: int) -> str:
+    if not improved or up is None:
+        return "No candidate was faster beyond noise; best.py is the baseline unchanged."
+    return f"{up.value:.2f}x faster (geometric mean over {n} cases, 95% interval {up.ci_low:.2f}-{up.ci_high:.2f})."
+
+
+def write_run_files(run_dir: Path, *, baseline_source: str, best_source: str, problem_name: str,
+                    summary_data: dict[str, Any], history: list[Any]) -> dict[str, Path]:
+    files = {
+        "baseline": run_dir / "baseline.py",
+        "best": run_dir / "best.py",
+        "diff": run_dir / "best.diff",
+        "summary": run_dir / "summary.json",
+        "report": run_dir / "report.md",
+    }
+    files["baseline"].write_text(baseline_source)
+    files["best"].write_text(best_source)
+    files["diff"].write_text("".join(difflib.unified_diff(
+        baseline_source.splitlines(keepends=True), best_source.splitlines(keepends=True),
+        fromfile=f"a/{problem_name}", tofile=f"b/{problem_name}")))
+    files["summary"].write_text(json.dumps(summary_data, indent=2) + "\n")
+    files["report"].write_text(report_markdown(summary_data, history))
+    return files
+
+
+def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
+    lines = [f"# TritonForge run: {s['problem']} ({s['entry']})", "", f"**{s['result']}**", ""]
+    dev = s["device"]
+    where = dev.get("gpu") or "CPU (Triton interpreter)"
+    lines += [f"Device: {where}; torch {s['versions'].get('torch')}, Triton {s['versions'].get('triton')}. "
+              f"Timings: {s['timing']}.", ""]
+    lines += ["| case | baseline ms | best ms | speedup [95% CI] | correct |", "|---|---:|---:|---:|---|"]
+    for c in s["cases"]:
+        lo, hi = c["speedup_ci95"]
+        lines.append(f"| {c['case']} | {_ms(c['baseline_ms'])} | {_ms(c['best_ms'])} | "
+                     f"{c['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] | {'yes' if c['correct'] else 'NO'} |")
+    best = s["best"]
+    lines += ["", f"Best: `{best['key']}` from {best['origin']}: {best['description'] or '-'}.", "",
+              f"Search: {s['candidates_tried']} candidates in {s['rounds']} rounds, {s['wall_s']} s; "
+              f"stopped: {s['stop_reason']}. Verdicts: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(s["verdicts"].items())) + ".", ""]
+    if history:
+        lines += ["| # | candidate | origin | change | verdict | speedup vs baseline |", "|---:|---|---|---|---|---:|"]
+        for i, o in enumerate(history, 1):
+            up = f"{o.speedup:.3f}x" if o.speedup else "-"
+            lines.append(f"| {i} | `{o.candidate.key}` | {o.candidate.origin} | {o.candidate.description or '-'} | "
+                         f"{o.status} | {up} |")
+    lines += ["", "Files: `best.py` (drop-in replacement of the problem file), `baseline.py`, `best.diff`, "
+              "`summary.json`, `run.sqlite` (every candidate and evaluation; `--resume` continues from it).", ""]
+    return "\n".join(lines)
+
+
+def _ms(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"

@@ -1,0 +1,284 @@
+"""The optimization loop: baseline -> candidates -> evaluate -> keep the best -> repeat.
+
+A candidate becomes the new best only when it is correct on every case, its speedup over
+the baseline beats the best's by `min_gain`, and a head-to-head timing against the best
+clears the noise. Every step is written to the run store first, so a killed run resumes
+where it stopped without judging anything twice.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from tritonforge.evaluate.evaluator import Evaluator
+from tritonforge.evaluate.verdict import Status, Verdict
+from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy
+
+BASELINE = "baseline"
+
+
+@dataclass
+class SearchConfig:
+    budget: int = 24  # candidates evaluated at most, the baseline not counted
+    minutes: float | None = 2.5  # wall-clock limit for the search (the final timing excluded)
+    per_round: int = 6  # candidates proposed per round
+    min_gain: float = 0.02  # a new best must beat the old one's speedup by this fraction
+    patience: int = 2  # rounds in a row without a new best before stopping
+    near_floor: float | None = 0.9  # stop when the best reaches this fraction of the roofline floor
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class SearchResult:
+    baseline: Verdict
+    best: Candidate
+    best_verdict: Verdict  # the best timed against the baseline at the end ("baseline" if none)
+    tried: int
+    rounds: int
+    stop_reason: str
+    wall_s: float
+    history: list[Outcome] = field(default_factory=list)
+
+    @property
+    def improved(self) -> bool:
+        return self.best.origin != BASELINE
+
+
+class Observer(Protocol):
+    def __call__(self, kind: str, data: dict[str, Any]) -> None: ...
+
+
+class Precheck(Protocol):
+    """Optional: judge candidates on the CPU (compile, fit) before they get GPU time."""
+
+    def submit(self, paths: list[Path]) -> None: ...
+
+    def result(self, path: Path) -> tuple[Status, str] | None: ...
+
+
+class Search:
+    def __init__(self, *, evaluator: Evaluator, store: Any, strategies: list[Strategy], config: SearchConfig,
+                 workdir: Path, baseline_source: str, observer: Observer | None = None,
+                 precheck: Precheck | None = None,
+                 floor_ms: Callable[[], dict[str, float]] | None = None) -> None:
+        self.evaluator = evaluator
+        self.store = store
+        self.strategies = strategies
+        self.config = config
+        self.workdir = Path(workdir)
+        self.baseline_source = baseline_source
+        self.observe = observer or (lambda kind, data: None)
+        self.precheck = precheck
+        self.floor_ms = floor_ms
+        (self.workdir / "candidates").mkdir(parents=True, exist_ok=True)
+
+    # --- files --------------------------------------------------------------------
+    def path_of(self, c: Candidate) -> Path:
+        path = self.workdir / "candidates" / f"{c.key}.py"
+        if not path.exists():
+            path.write_text(c.source)
+        return path
+
+    # --- the loop -----------------------------------------------------------------
+    def run(self) -> SearchResult:
+        t0 = time.monotonic()
+        baseline = Candidate(source=self.baseline_source, origin=BASELINE, description="the problem as given")
+        base_verdict = self._baseline(baseline)
+        if not base_verdict.correct:
+            raise BaselineError(base_verdict)
+        state = self._state(baseline)
+        self._finish_pending(state)
+        stop, quiet_rounds = "", 0
+        while not stop:
+            stop = self._should_stop(state, t0, quiet_rounds)
+            if stop:
+                break
+            state.round += 1
+            improved = self._round(state, t0)
+            quiet_rounds = 0 if improved else quiet_rounds + 1
+        self.store.log_event("stopped", {"reason": stop, "round": state.round})
+        final = self._final_verdict(state.best, base_verdict)
+        return SearchResult(baseline=base_verdict, best=state.best, best_verdict=final, tried=self._tried(state),
+                            rounds=state.round, stop_reason=stop, wall_s=time.monotonic() - t0,
+                            history=state.history)
+
+    def _baseline(self, baseline: Candidate) -> Verdict:
+        self.store.add_candidate(baseline, 0)
+        done = self.store.evaluation(baseline.key)
+        if done:
+            return Verdict.from_json(done["verdict"])
+        self.observe("baseline", {})
+        started = time.time()
+        verdict = self.evaluator.evaluate(None)
+        self._record(baseline, verdict, started, speedup=1.0 if verdict.correct else None, faster=False,
+                     best=verdict.correct and self.store.best() is None)
+        return verdict
+
+    def _state(self, baseline: Candidate) -> SearchState:
+        """Rebuild what strategies see from the store (fresh run or resume alike)."""
+        state = SearchState(problem_path=str(self.evaluator.problem.path), entry=self.evaluator.problem.entry,
+                            baseline_source=self.baseline_source, best=baseline,
+                            device=self.evaluator.options.device)
+        best_key = self.store.best() or baseline.key
+        for cand, ev in self.store.judged():
+            if cand.origin == BASELINE:
+                continue
+            state.history.append(_outcome(cand, ev))
+            state.round = max(state.round, ev.get("round", 0) or 0)
+            if cand.key == best_key:
+                state.best, state.best_speedup = cand, ev.get("speedup") or 1.0
+        state.round = max([state.round] + [e["data"].get("round", 0) for e in self.store.events("round")])
+        return state
+
+    def _should_stop(self, state: SearchState, t0: float, quiet_rounds: int) -> str:
+        c = self.config
+        if self._tried(state) >= c.budget:
+            return f"budget of {c.budget} candidates spent"
+        if c.minutes is not None and time.monotonic() - t0 > 60 * c.minutes:
+            return f"time limit of {c.minutes:g} min reached"
+        if quiet_rounds >= c.patience:
+            return f"{quiet_rounds} rounds without a better candidate"
+        if c.near_floor and self.floor_ms and self._near_floor(state):
+            return f"best is within {c.near_floor:.0%} of the roofline floor"
+        return ""
+
+    def _near_floor(self, state: SearchState) -> bool:
+        floors = self.floor_ms()
+        ev = self.store.evaluation(state.best.key)
+        if not floors or not ev:
+            return False
+        verdict = Verdict.from_json(ev["verdict"])
+        for cv in verdict.cases:
+            timing = cv.candidate or cv.baseline
+            floor = floors.get(cv.case)
+            if timing is None or not floor or floor / timing.median_ms < self.config.near_floor:
+                return False
+        return True
+
+    def _tried(self, state: SearchState) -> int:
+        return len(state.history)
+
+    def _round(self, state: SearchState, t0: float) -> bool:
+        want = min(self.config.per_round, self.config.budget - self._tried(state))
+        proposals = self._propose(state, want)
+        self.store.log_event("round", {"round": state.round, "proposed": [c.key for c in proposals],
+                                       "best": state.best.key})
+        for strategy in self.strategies:
+            describe = getattr(strategy, "space_description", None)
+            if describe:  # the search space and the order it was walked in, for the record
+                self.store.log_event("search_space", {"round": state.round, "strategy": strategy.name,
+                                                      "space": describe()})
+        self.observe("round", {"round": state.round, "proposed": len(proposals)})
+        if not proposals:
+            self.store.log_event("exhausted", {"round": state.round})
+            self.config.patience = 0  # nothing left to try: stop at the next check
+            return False
+        for c in proposals:
+            self.store.add_candidate(c, state.round)
+        return self._evaluate_all(state, proposals, t0)
+
+    def _propose(self, state: SearchState, want: int) -> list[Candidate]:
+        out: list[Candidate] = []
+        seen = {o.candidate.key for o in state.history} | {state.best.key}
+        for strategy in self.strategies:
+            if len(out) >= want:
+                break
+            for c in strategy.propose(state, want - len(out)):
+                if c.key not in seen and self.store.evaluation(c.key) is None:
+                    seen.add(c.key)
+                    out.append(c)
+        return out[:want]
+
+    def _finish_pending(self, state: SearchState) -> None:
+        """Resume: judge what a killed run had proposed but not yet judged."""
+        pending = [c for c in self.store.pending() if c.origin != BASELINE]
+        if pending:
+            self.observe("resume", {"pending": len(pending)})
+            self._evaluate_all(state, pending, time.monotonic())
+
+    def _evaluate_all(self, state: SearchState, candidates: list[Candidate], t0: float) -> bool:
+        paths = [self.path_of(c) for c in candidates]
+        if self.precheck:
+            self.precheck.submit(paths)
+        improved = False
+        for c, path in zip(candidates, paths):
+            if self.config.minutes is not None and time.monotonic() - t0 > 60 * self.config.minutes:
+                break
+            improved |= self._evaluate(state, c, path)
+        return improved
+
+    def _evaluate(self, state: SearchState, c: Candidate, path: Path) -> bool:
+        self.observe("candidate", {"key": c.key, "description": c.description, "origin": c.origin})
+        started = time.time()
+        verdict = self._precheck_verdict(c, path) or self.evaluator.evaluate(path)
+        up = verdict.speedup.value if verdict.correct and verdict.speedup else None
+        faster = bool(verdict.correct and verdict.speedup and verdict.speedup.ci_low > 1.0)
+        better = faster and up is not None and up > state.best_speedup * (1 + self.config.min_gain)
+        if better and state.best.origin != BASELINE:
+            better = self._confirm(c, path, state)
+        # The verdict and the change of best land in one transaction: a kill before it
+        # leaves the candidate pending, to be judged again in full on resume.
+        self._record(c, verdict, started, speedup=up, faster=faster, best=better)
+        state.history.append(Outcome(candidate=c, status=verdict.status.value, speedup=up, faster=faster,
+                                     message=verdict.message))
+        self.observe("judged", {"key": c.key, "status": verdict.status.value, "speedup": up,
+                                "description": c.description, "best": better, "message": verdict.message})
+        if better:
+            state.best, state.best_speedup = c, up
+            self.store.log_event("best", {"key": c.key, "speedup": up, "round": state.round})
+        return better
+
+    def _precheck_verdict(self, c: Candidate, path: Path) -> Verdict | None:
+        result = self.precheck.result(path) if self.precheck else None
+        if result is None:
+            return None
+        status, message = result
+        return Verdict(candidate=str(path), status=status, message=f"before any GPU time: {message}",
+                       timing_label=self.evaluator.options.timing_label,
+                       environment=self.evaluator.environment())
+
+    def _confirm(self, c: Candidate, path: Path, state: SearchState) -> bool:
+        """Head to head against the best so far: faster overall, slower on no case."""
+        ups = self.evaluator.head_to_head(path, self.path_of(state.best))
+        ok = _geomean([u.ci_low for u in ups]) > 1.0 and not any(u.ci_high < 0.98 for u in ups)
+        self.store.log_event("confirm", {"key": c.key, "against": state.best.key, "accepted": ok,
+                                         "speedups": [u.__dict__ for u in ups]})
+        return ok
+
+    def _final_verdict(self, best: Candidate, base_verdict: Verdict) -> Verdict:
+        if best.origin == BASELINE:
+            return base_verdict
+        self.observe("final", {"key": best.key})
+        verdict = self.evaluator.evaluate(self.path_of(best))
+        self.store.log_event("final", {"key": best.key, "verdict": verdict.to_json()})
+        return verdict
+
+    def _record(self, c: Candidate, verdict: Verdict, started: float, *, speedup: float | None, faster: bool,
+                best: bool) -> None:
+        self.store.record_evaluation(c.key, verdict.to_json(), speedup=speedup, faster=faster,
+                                     environment=verdict.environment, started=started, finished=time.time(),
+                                     make_best=best)
+
+
+class BaselineError(Exception):
+    """The problem's own entry is not correct against its reference: nothing to optimize."""
+
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(f"the problem's own entry is {verdict.status.value}: {verdict.message}")
+        self.verdict = verdict
+
+
+def _outcome(c: Candidate, ev: dict[str, Any]) -> Outcome:
+    return Outcome(candidate=c, status=ev["status"], speedup=ev.get("speedup"), faster=bool(ev.get("faster")),
+                   message=(ev.get("verdict") or {}).get("message", ""))
+
+
+def _geomean(xs: list[float]) -> float:
+    import math
+
+    return math.exp(sum(math.log(max(x, 1e-12)) for x in xs) / len(xs)) if xs else 0.0
