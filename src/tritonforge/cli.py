@@ -104,6 +104,7 @@ def optimize(
     budget: int = typer.Option(24, "--budget", min=1, help="Candidates to evaluate at most."),
     minutes: float = typer.Option(2.5, "--minutes", help="Wall-clock limit of the search, in minutes."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run stored in --out."),
+    ncu: bool = typer.Option(False, "--ncu", help="Profile the baseline and each new best with Nsight Compute."),
     device: str = DeviceOpt,
     shapes: str = ShapesOpt,
     draws: int = typer.Option(3, "--draws", min=1, help="Fresh random input draws per case."),
@@ -117,13 +118,14 @@ def optimize(
     from tritonforge.pipeline import OptimizeOptions, RunError
     from tritonforge.pipeline import optimize as run_optimize
     from tritonforge.report.progress import SearchProgress
+    from tritonforge.evaluate.timing import TimingConfig
     from tritonforge.search.loop import SearchConfig
 
     dev = _device(device)
     options = OptimizeOptions(
-        out=out or Path("runs") / problem.stem, entry=entry, specs=inputs or [], resume=resume,
+        out=out or Path("runs") / problem.stem, entry=entry, specs=inputs or [], resume=resume, ncu=ncu,
         evaluation=EvalOptions(device=dev, draws=draws, check_timeout_s=timeout, time_timeout_s=timeout,
-                               shapes=shapes),
+                               shapes=shapes, timing=TimingConfig(rep_ms=100)),  # many candidates: shorter runs
         search=SearchConfig(budget=budget, minutes=minutes))
     with SearchProgress(console, budget) as progress:
         try:
@@ -139,6 +141,43 @@ def optimize(
                   f"{outcome.summary['stop_reason']}; results in {options.out}/ "
                   "(best.py, best.diff, summary.json, report.md)[/]", highlight=False)
     raise typer.Exit(EXIT_OK)
+
+
+@app.command()
+def profile(
+    problem: Path = typer.Argument(..., help="Problem file."),
+    candidate: Optional[Path] = typer.Argument(None, help="Candidate file; omit to profile the problem itself."),
+    entry: Optional[str] = EntryOpt,
+    inputs: Optional[List[str]] = InputsOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    ncu: bool = typer.Option(False, "--ncu", help="Also profile with Nsight Compute and diagnose the bottleneck."),
+    device: str = DeviceOpt,
+    shapes: str = ShapesOpt,
+    timeout: float = typer.Option(300.0, "--timeout", help="Seconds allowed per check or timing call."),
+) -> None:
+    """Static facts, roofline floor, timing and (with --ncu) the diagnosed bottleneck."""
+    from tritonforge.analyze import ProfileOptions
+    from tritonforge.analyze import profile as run_profile
+    from tritonforge.evaluate.evaluator import EvalOptions
+    from tritonforge.report.console import profile_tables
+
+    if candidate is not None and not candidate.is_file():
+        _unusable(f"{candidate}: no such file", as_json)
+    dev = _device(device)
+    options = ProfileOptions(entry=entry, specs=inputs or [], ncu=ncu,
+                             evaluation=EvalOptions(device=dev, check_timeout_s=timeout, time_timeout_s=timeout,
+                                                    reference_timing=candidate is None, shapes=shapes))
+    try:
+        with console.status("profiling..."):
+            report = run_profile(problem, candidate, options)
+    except ProblemError as e:
+        _unusable(str(e), as_json)
+    if as_json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        for table in profile_tables(report):
+            console.print(table)
+    raise typer.Exit(EXIT_OK if report["verdict"]["correct"] else EXIT_FAILED)
 
 
 def _print_header(problem: Path, candidate: Optional[Path], env: dict) -> None:

@@ -7,13 +7,18 @@ so that the command line stays a thin shell over it.
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from tritonforge.analyze import case_work, gpu_ceilings, ncu_profile
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
+from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.evaluate.pool import WorkerProcess
-from tritonforge.problem.spec import ProblemError
+from tritonforge.problem.spec import Problem, ProblemError
+from tritonforge.profiling.ceilings import Ceilings
 from tritonforge.report.run_files import summary, write_run_files
 from tritonforge.search.loop import BaselineError, Search, SearchConfig, SearchResult
 from tritonforge.store import DEFAULT_FILENAME, RunStore, StoreError
@@ -30,6 +35,7 @@ class OptimizeOptions:
     entry: str | None = None
     specs: list[str] = field(default_factory=list)
     resume: bool = False
+    ncu: bool = False  # profile the baseline and each new best with Nsight Compute
     evaluation: EvalOptions = field(default_factory=EvalOptions)
     search: SearchConfig = field(default_factory=SearchConfig)
 
@@ -57,10 +63,21 @@ def optimize(problem_path: Path, options: OptimizeOptions,
         problem = load_problem(problem_path, worker, entry=options.entry, specs=options.specs,
                                timeout=options.evaluation.check_timeout_s)
         store = _open_store(run_dir, problem_path, source, problem.entry, options)
-        with store:
+        with store, ExitStack() as stack:
             evaluator = Evaluator(problem, worker, options.evaluation)
+            on_gpu = options.evaluation.device == "cuda"
+            env = evaluator.environment()
+            precheck = floors = profile = None
+            if on_gpu:
+                arch = int(str(env.get("capability", "9.0")).replace(".", ""))
+                precheck = CompilePool(problem, problem.cases[0], arch=arch)
+                stack.callback(precheck.close)
+                floors = _floors_in_background(problem, gpu_ceilings(worker, "cuda"), stack)
+            if options.ncu:
+                profile = _ncu_profiler(problem, store, options.evaluation.device, observer)
             search = Search(evaluator=evaluator, store=store, strategies=strategies or default_strategies(),
-                            config=options.search, workdir=run_dir, baseline_source=source, observer=observer)
+                            config=options.search, workdir=run_dir, baseline_source=source, observer=observer,
+                            precheck=precheck, floor_ms=floors, profile=profile)
             store.set_state("running")
             try:
                 result = search.run()
@@ -123,3 +140,50 @@ def _open_store(run_dir: Path, problem_path: Path, source: str, entry: str, opti
         store.close()
         raise RunError(f"{problem_path}: changed since the run in {run_dir} started; resume needs the same file")
     return store
+
+
+def _floors_in_background(problem: Problem, ceilings: Ceilings, stack: ExitStack) -> Callable[[], dict[str, float]]:
+    """Roofline floors per case, computed on the CPU while the search runs; {} until ready."""
+    pool = ThreadPoolExecutor(1, thread_name_prefix="roofline")
+    stack.callback(pool.shutdown, wait=False, cancel_futures=True)
+    future: Future = pool.submit(case_work, problem, problem.cases, None, ceilings)
+
+    def floors() -> dict[str, float]:
+        if not future.done() or future.exception() is not None:
+            return {}
+        return {cw.case: cw.roofline.floor_ms for cw in future.result()}
+
+    return floors
+
+
+def _ncu_profiler(problem: Problem, store: RunStore, device: str,
+                  observer: Callable[[str, dict[str, Any]], None] | None) -> Callable:
+    """Profile one candidate with Nsight Compute on the first case; keep the result, return findings."""
+    from tritonforge.diagnosis.model import Finding
+
+    work_cache: dict[str, Any] = {}
+
+    def profile(candidate: Any, path: Path | None) -> list[Any]:
+        if "work" not in work_cache:
+            ceilings = _ceilings_for(device)
+            work_cache["ceilings"] = ceilings
+            work_cache["work"] = case_work(problem, problem.cases[:1], None, ceilings)[0]
+        report = ncu_profile(problem, path, problem.cases[0], work_cache["work"], work_cache["ceilings"],
+                             None, device)
+        store.add_profile(candidate.key, "ncu", report)
+        findings = [Finding.from_json(f) for k in report.get("kernels", []) for f in k["findings"]]
+        if observer:
+            main = [k["main"]["title"] for k in report.get("kernels", []) if k.get("main")]
+            observer("profiled", {"key": candidate.key, "main": main, "reason": report.get("reason")})
+        return sorted(findings, key=lambda f: -f.score)
+
+    return profile
+
+
+def _ceilings_for(device: str) -> Ceilings:
+    from tritonforge.profiling.ceilings import cache_dir, datasheet
+
+    if device != "cuda":
+        return datasheet(None)
+    cached = sorted((cache_dir() / "ceilings").glob("*.json"))
+    return Ceilings.from_json(__import__("json").loads(cached[0].read_text())) if cached else datasheet(None)

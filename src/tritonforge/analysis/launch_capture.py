@@ -107,6 +107,8 @@ class LaunchRecord:
     source_file: str | None = None
     # The JITFunction (or InterpretedFunction): needed to compile, never serialized.
     kernel: Any = field(default=None, repr=False, compare=False)
+    # With execute=True on a GPU: the CompiledKernel that actually ran, for its real facts.
+    compiled: Any = field(default=None, repr=False, compare=False)
 
     @property
     def grid_size(self) -> int:
@@ -359,8 +361,14 @@ class _Capture:
         if kwargs.get("warmup", False) or self.benchmarking:
             # Not a launch of the entry: compile-only warmups and autotuner timing runs.
             return original(kernel, *args, **kwargs) if self.execute else None
-        self.records.append(_make_record(kernel, args, kwargs, self.native, self.defaults))
-        return original(kernel, *args, **kwargs) if self.execute else None
+        record = _make_record(kernel, args, kwargs, self.native, self.defaults)
+        self.records.append(record)
+        if not self.execute:
+            return None
+        result = original(kernel, *args, **kwargs)
+        if hasattr(result, "asm"):  # a CompiledKernel (the interpreter returns none)
+            record.compiled = result
+        return result
 
     def on_autotune(self, original: Callable, tuner: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         configs = list(tuner.configs)

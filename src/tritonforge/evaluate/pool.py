@@ -56,10 +56,11 @@ def worker_env(device: str, home: Path) -> dict[str, str]:
     # Keep the user's Triton cache: compiled kernels are reused across workers and runs.
     env.setdefault("TRITON_CACHE_DIR", os.environ.get("TRITON_CACHE_DIR")
                    or str(Path.home() / ".triton" / "cache"))
+    env.pop("TRITON_INTERPRET", None)
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
-    else:
-        env.pop("TRITON_INTERPRET", None)
+    elif device == "compile":  # offline compilation only: keep off the GPU that is timing
+        env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 
 

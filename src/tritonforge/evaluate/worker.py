@@ -38,6 +38,7 @@ class Worker:
         self.out = out
         self.device = device
         self.problems: dict[tuple, ProblemModule] = {}
+        self.args_cache: dict[tuple, tuple] = {}
         self.launches = LaunchCounter()  # wraps JITFunction.run: before the snapshot below
         self.integrity = Integrity()
 
@@ -151,6 +152,99 @@ class Worker:
             raise classify(e) from None
         return dict(zip(fns, samples))
 
+    def op_compile(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Compile a candidate's kernels for the target GPU without running them (no GPU needed)."""
+        from tritonforge.analysis.compiled import CompileFailure, compile_offline
+        from tritonforge.analysis.launch_capture import capture_launches
+
+        pm = self.problem(req)
+        entry = self.candidate_entry(pm, req["candidate"])
+        case = Case.from_json(req["case"])
+        key = (req["problem"], json.dumps(req["case"], sort_keys=True))
+        if key not in self.args_cache:  # one set of (large, CPU) arguments serves every candidate
+            self.phase("make_inputs")
+            self.args_cache = {key: pm.make_args(case, 0, "cpu")}
+        self.phase("compile")
+        try:
+            records = capture_launches(entry, self.args_cache[key], execute=False)
+        except Exception as e:
+            raise CandidateFault(Status.ERROR, f"while capturing its launches: {_one_line(e)}") from None
+        if not records:
+            raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel")
+        facts = []
+        for record in records:
+            try:
+                facts.append(compile_offline(record, arch=int(req.get("arch", 90))).to_json())
+            except CompileFailure as e:
+                raise CandidateFault(Status.COMPILE_ERROR, f"{record.kernel_name}: {e.kind}: {e}") from None
+        return {"status": "ok", "facts": facts}
+
+    def op_analyze(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Launches, compile facts and bytes of one call, without running a kernel.
+
+        Runs in a worker with the GPU hidden: the entry is called with CPU tensors while its
+        launches are recorded and skipped, so outputs are allocated but never computed.
+        """
+        from tritonforge.analysis.compiled import CompileFailure, compile_offline
+        from tritonforge.analysis.launch_capture import capture_launches
+        from tritonforge.analysis.roofline import tensor_bytes
+
+        pm = self.problem(req)
+        entry = self.candidate_entry(pm, req.get("candidate"))
+        case = Case.from_json(req["case"])
+        self.phase("make_inputs")
+        args = pm.make_args(case, 0, "cpu")
+        self.phase("capture")
+        held: dict[str, Any] = {}
+        records = capture_launches(lambda *a: held.setdefault("out", entry(*a)), args, execute=False)
+        written = [a for n, a in zip(pm.param_names, args) if n in pm.outputs]
+        work = {"bytes": tensor_bytes(args, cmp.tensors(held.get("out")), written),
+                "declared_bytes": _declared(pm.bytes, case), "declared_flops": _declared(pm.flops, case)}
+        self.phase("compile")
+        launches = []
+        for record in records:
+            entry_json = {"launch": record.to_json()}
+            try:
+                entry_json["facts"] = compile_offline(record, arch=int(req.get("arch", 90))).to_json()
+            except CompileFailure as e:
+                entry_json["error"] = f"{e.kind}: {e}"
+            launches.append(entry_json)
+        return {"launches": launches, "work": work}
+
+    def op_launched(self, req: dict[str, Any]) -> dict[str, Any]:
+        """On a GPU: the facts of the kernels one call actually launched."""
+        from tritonforge.analysis.compiled import facts_from_compiled
+        from tritonforge.analysis.launch_capture import capture_launches
+
+        pm = self.problem(req)
+        entry = self.candidate_entry(pm, req.get("candidate"))
+        args = pm.make_args(Case.from_json(req["case"]), 0, self.device)
+        self.phase("candidate")
+        try:
+            records = capture_launches(entry, args, execute=True)
+            _sync(self.device)
+        except Exception as e:
+            raise classify(e) from None
+        return {"launches": [{"launch": r.to_json(),
+                              "facts": facts_from_compiled(r.compiled).to_json() if r.compiled else None}
+                             for r in records]}
+
+    def op_count_flops(self, req: dict[str, Any]) -> dict[str, Any]:
+        """FLOPs of one call, counted on sampled programs in Triton's interpreter."""
+        from tritonforge.analysis.opcount import count_flops
+
+        pm = self.problem(req)
+        entry = self.candidate_entry(pm, req.get("candidate"))
+        self.phase("make_inputs")
+        args = pm.make_args(Case.from_json(req["case"]), 0, "cpu")
+        self.phase("count")
+        return {"flops": count_flops(entry, args).to_json()}
+
+    def op_ceilings(self, req: dict[str, Any]) -> dict[str, Any]:
+        from tritonforge.profiling.ceilings import measure_on_gpu
+
+        return {"ceilings": measure_on_gpu().to_json()}
+
     # --- candidates ---------------------------------------------------------------
     def candidate_entry(self, pm: ProblemModule, path: str | None) -> Callable:
         if path is None:
@@ -193,6 +287,13 @@ class Worker:
 
 
 # --- helpers --------------------------------------------------------------------------
+def _declared(hook: Callable | None, case: Case) -> float | None:
+    """A problem's FLOPS/BYTES hook for a case, when it has one (spec cases have no shape kwargs)."""
+    if hook is None or case.spec is not None:
+        return None
+    return float(hook(**case.params))
+
+
 def with_outputs(returned: Any, args: tuple, pm: ProblemModule) -> Any:
     """What a call produced: its return value plus the arguments it is declared to write."""
     if not pm.outputs:

@@ -92,3 +92,78 @@ def summary_table(summary: dict) -> Table:
 
 def _num(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
+
+
+def profile_tables(r: dict) -> list:
+    """Tables for `tritonforge profile`: features, launches, roofline per case, ncu findings."""
+    out: list = []
+    env = r["device"]
+    where = env.get("gpu") or "no GPU (CPU, Triton interpreter)"
+    out.append(Text(f"{r['candidate'] or r['problem']} · {where} · compile facts: {r['facts_label']} · "
+                    f"ceilings: {r['ceilings']['source']} · timings: {r['timing']}", style="dim"))
+    feats = Table(title="kernels (source)", title_justify="left")
+    for col in ("kernel", "loads (masked)", "stores", "dots", "reductions", "loops", "constexprs", "pointers"):
+        feats.add_column(col)
+    for name, f in r["features"].items():
+        loads = f.get("loads", [])
+        feats.add_row(name, f"{len(loads)} ({sum(1 for x in loads if x.get('masked'))})", str(len(f.get("stores", []))),
+                      str(len(f.get("dots", []))), ", ".join(x["op"] for x in f.get("reductions", [])) or "-",
+                      ", ".join(f"{x['kind']}{'' if x.get('static') else ' (runtime)'}" for x in f.get("loops", [])) or "-",
+                      ", ".join(f.get("constexpr_params", [])) or "-", f.get("summary", {}).get("pointer_style", "-"))
+    out.append(feats)
+    for c in r["cases"]:
+        t = Table(title=f"case {c['case']}: launches", title_justify="left")
+        for col in ("kernel", "grid", "warps", "stages", "regs", "spill B", "smem B", "occupancy", "limiter",
+                    "waves", "widest load", "tensor core"):
+            t.add_column(col, justify="left" if col in ("kernel", "limiter", "tensor core") else "right")
+        for row in c["launches"]:
+            occ = row.get("occupancy_pct")
+            t.add_row(row["kernel"], "x".join(str(g) for g in row["grid"]), str(row["num_warps"]),
+                      str(row["num_stages"]), _s(row.get("registers")), _s(row.get("spill_bytes")),
+                      _s(row.get("shared_bytes")), f"{occ:.0f}%" if occ is not None else "-",
+                      row.get("limiter") or (row.get("error") or "-"), _s(row.get("waves")),
+                      f"{row.get('widest_load_bits', 0)} bit" if row.get("widest_load_bits") else "-",
+                      ", ".join(f"{k} {v}" for k, v in (row.get("tensor_core") or {}).items()) or "-")
+        out.append(t)
+        rf, a = c["roofline"], c.get("achieved")
+        w = rf["work"]
+        line = (f"  must move {w['bytes'] / 1e6:.1f} MB ({w['bytes_source']}), {w['flops'] / 1e9:.2f} GFLOP "
+                f"({w['flops_source']}); floor {rf['floor_ms']:.4g} ms, {rf['bound']}-bound "
+                f"(memory {rf['memory_ms']:.4g} ms, compute {rf['compute_ms']:.4g} ms)")
+        if a:
+            line += (f"\n  measured {a['measured_ms']:.4g} ms: {a['gbytes_per_s']:.0f} GB/s, "
+                     f"{a['tflops_per_s']:.2f} TFLOP/s, {a['pct_of_floor']:.0f}% of floor")
+        else:
+            line += "\n  no GPU time: the roofline above is an estimate for the target GPU"
+        out.append(Text(line))
+        for f in c.get("findings", [])[:3]:
+            out.append(Text(f"  static finding: {f['title']} (score {f['score']:.2f})", style="yellow"))
+    ncu = r.get("ncu")
+    if ncu is not None:
+        if not ncu.get("available"):
+            out.append(Text(f"Nsight Compute: {ncu.get('reason')}", style="yellow"))
+        else:
+            out.append(_ncu_table(ncu))
+    return out
+
+
+def _ncu_table(ncu: dict) -> Table:
+    t = Table(title=f"Nsight Compute, case {ncu['case']} ({ncu['wall_s']:.0f} s)", title_justify="left")
+    for col in ("kernel", "duration us", "SM %", "mem %", "DRAM MB", "occupancy", "main bottleneck", "evidence"):
+        t.add_column(col, overflow="fold")
+    for k in ncu["kernels"]:
+        m, main = k["metrics"], k.get("main") or {}
+        dram = (m.get("dram_bytes_read") or 0) + (m.get("dram_bytes_write") or 0)
+        ev = ", ".join(f"{n}={_s(v)}" for n, v in list((main.get("evidence") or {}).items())[:4])
+        t.add_row(k["kernel"], _s((m.get("duration_ns") or 0) / 1e3), _s(m.get("sm_throughput_pct")),
+                  _s(m.get("memory_throughput_pct")), _s(dram / 1e6), _s(m.get("achieved_occupancy_pct")),
+                  main.get("title", "-"), ev)
+    return t
+
+
+def _s(v: object) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3g}"
+    return str(v)

@@ -42,6 +42,9 @@ class SearchProgress:
             self._judged(data)
         elif kind == "resume":
             self.console.print(f"resuming: {data['pending']} candidates were proposed but not judged")
+        elif kind == "profiled":
+            what = ", ".join(data["main"]) or data.get("reason") or "no clear bottleneck"
+            self.console.print(f"  profiled {data['key']}: {what}", highlight=False)
         elif kind == "final":
             self.progress.update(self.task, description="timing the best against the baseline")
 

@@ -54,18 +54,23 @@ class Observer(Protocol):
 
 
 class Precheck(Protocol):
-    """Optional: judge candidates on the CPU (compile, fit) before they get GPU time."""
+    """Optional: judge candidates on the CPU (compile, fit) before they get GPU time.
+
+    `result` returns an object with `status` (None when the candidate may go on to the
+    GPU, else its verdict), `message` and `facts` (compile facts to keep in the record).
+    """
 
     def submit(self, paths: list[Path]) -> None: ...
 
-    def result(self, path: Path) -> tuple[Status, str] | None: ...
+    def result(self, path: Path) -> Any: ...
 
 
 class Search:
     def __init__(self, *, evaluator: Evaluator, store: Any, strategies: list[Strategy], config: SearchConfig,
                  workdir: Path, baseline_source: str, observer: Observer | None = None,
                  precheck: Precheck | None = None,
-                 floor_ms: Callable[[], dict[str, float]] | None = None) -> None:
+                 floor_ms: Callable[[], dict[str, float]] | None = None,
+                 profile: Callable[[Candidate, Path | None], list[Any]] | None = None) -> None:
         self.evaluator = evaluator
         self.store = store
         self.strategies = strategies
@@ -75,6 +80,7 @@ class Search:
         self.observe = observer or (lambda kind, data: None)
         self.precheck = precheck
         self.floor_ms = floor_ms
+        self.profile = profile  # profiles the baseline and each new best; returns findings
         (self.workdir / "candidates").mkdir(parents=True, exist_ok=True)
 
     # --- files --------------------------------------------------------------------
@@ -92,6 +98,7 @@ class Search:
         if not base_verdict.correct:
             raise BaselineError(base_verdict)
         state = self._state(baseline)
+        self._profile(state, state.best)
         self._finish_pending(state)
         stop, quiet_rounds = "", 0
         while not stop:
@@ -231,14 +238,25 @@ class Search:
         if better:
             state.best, state.best_speedup = c, up
             self.store.log_event("best", {"key": c.key, "speedup": up, "round": state.round})
+            self._profile(state, c)
         return better
 
+    def _profile(self, state: SearchState, c: Candidate) -> None:
+        """Profile a new best (or the baseline) so that strategies aim at its bottleneck."""
+        if self.profile is None:
+            return
+        self.observe("profile", {"key": c.key})
+        state.findings = self.profile(c, None if c.origin == BASELINE else self.path_of(c))
+
     def _precheck_verdict(self, c: Candidate, path: Path) -> Verdict | None:
-        result = self.precheck.result(path) if self.precheck else None
-        if result is None:
+        report = self.precheck.result(path) if self.precheck else None
+        if report is None:
             return None
-        status, message = result
-        return Verdict(candidate=str(path), status=status, message=f"before any GPU time: {message}",
+        if report.facts:
+            self.store.add_profile(c.key, "compile", {"facts": report.facts})
+        if report.status is None:
+            return None
+        return Verdict(candidate=str(path), status=report.status, message=f"before any GPU time: {report.message}",
                        timing_label=self.evaluator.options.timing_label,
                        environment=self.evaluator.environment())
 

@@ -1,0 +1,96 @@
+"""One whole GPU session's work, in priority order, inside a deadline.
+
+    python3 benchmarks/gpu_session.py OUTDIR [--deadline SECONDS] [--only STEP,...]
+
+Each step is a command whose output goes to OUTDIR/logs/<step>.log; a step that would not
+finish before the deadline is skipped and says so. At the end OUTDIR/session.json lists
+every step (command, return code, seconds) and OUTDIR/runs.tgz holds the run directories.
+Nothing here judges results: benchmarks/record.py turns these files into the tables in
+benchmarks/results/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+TF = [PY, "-m", "tritonforge"]
+EXAMPLES = ["vector_add", "matmul", "softmax", "rmsnorm", "silu_mul", "col_sum"]
+BOTTLENECKS = ["mem_peak", "mem_strided", "occupancy_regs", "spills", "tiny_grid", "matmul_tc"]
+
+
+def steps(out: Path) -> list[tuple[str, list[str], float]]:
+    """(name, command, expected seconds), most important first."""
+    runs = out / "runs"
+    s: list[tuple[str, list[str], float]] = [
+        ("env", ["bash", "-c", "nvidia-smi; python3 -c 'import torch, triton, numpy; "
+                 "print(torch.__version__, triton.__version__, numpy.__version__)'; ncu --version | tail -1"], 5),
+        ("gpu_tests", [PY, "-m", "pytest", "-q", "-m", "gpu", "tests/evaluate/test_gpu.py",
+                       "tests/profiling/test_ncu_gpu.py", "tests/analysis/test_compile_facts.py"], 60),
+    ]
+    budgets = {"vector_add": ["--minutes", "1.25"], "matmul": ["--minutes", "2.0"]}
+    for ex in EXAMPLES:
+        extra = budgets.get(ex, ["--budget", "10", "--minutes", "0.75"])
+        s.append((f"optimize_{ex}", [*TF, "optimize", f"examples/{ex}.py", "--out", str(runs / ex), *extra],
+                  150 if ex == "matmul" else 75))
+        if ex == "matmul":
+            s.append(("bench_ratios", [PY, "benchmarks/bench_ratios.py", str(runs), str(out / "ratios.json")], 25))
+            for i in (1, 2):
+                s += [(f"check_{e}_{i}", [*TF, "check", f"examples/{e}.py", str(runs / e / "best.py"), "--json"], 20)
+                      for e in ("vector_add", "matmul")]
+    for k in BOTTLENECKS:
+        s.append((f"ncu_{k}", [*TF, "profile", f"benchmarks/bottlenecks/{k}.py", "--ncu", "--json"], 40))
+    for ex in EXAMPLES:
+        s.append((f"profile_{ex}", [*TF, "profile", f"examples/{ex}.py", str(runs / ex / "best.py"), "--json"], 40))
+    return s
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    deadline = float(sys.argv[sys.argv.index("--deadline") + 1]) if "--deadline" in sys.argv else 570.0
+    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1", "COLUMNS": "160"}
+    t0 = time.monotonic()
+    record = []
+    for name, cmd, expect in steps(out):
+        if only and not any(name.startswith(o) for o in only):
+            continue
+        left = deadline - (time.monotonic() - t0)
+        if left < min(expect, 30):
+            record.append({"step": name, "skipped": f"{left:.0f} s left, expected {expect:.0f} s"})
+            print(f"SKIP {name}: {left:.0f} s left", flush=True)
+            continue
+        start = time.monotonic()
+        log = out / "logs" / f"{name}.log"
+        with open(log, "w") as f:
+            f.write(f"$ {' '.join(cmd)}\n")
+            f.flush()
+            try:
+                rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT,
+                                    timeout=max(10.0, left - 5)).returncode
+            except subprocess.TimeoutExpired:
+                rc = "timeout"
+        secs = time.monotonic() - start
+        record.append({"step": name, "command": cmd, "rc": rc, "seconds": round(secs, 1)})
+        print(f"{name}: rc={rc} {secs:.0f} s", flush=True)
+        (out / "session.json").write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                                      "steps": record}, indent=1))
+    with tarfile.open(out / "runs.tgz", "w:gz") as tar:
+        for path in sorted((out / "runs").glob("*")):
+            for f in ("summary.json", "report.md", "best.py", "best.diff", "run.sqlite"):
+                if (path / f).exists():
+                    tar.add(path / f, arcname=f"{path.name}/{f}")
+        tar.add(out / "logs", arcname="logs")
+    print(f"total {time.monotonic() - t0:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
