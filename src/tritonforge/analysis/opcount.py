@@ -121,6 +121,9 @@ def count_flops(fn: Callable, args: tuple, kwargs: dict | None = None, *, sample
     if samples < 1:
         raise ValueError("samples must be at least 1")
     _require_interpreter()
+    from tritonforge.evaluate.interpreter_compat import install
+
+    install()  # Triton 3.6 under numpy 2 cannot run runtime loop bounds without it
     recorder = _Recorder(samples)
     with ExitStack() as stack:
         _install_hooks(stack, recorder)

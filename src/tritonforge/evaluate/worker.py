@@ -402,6 +402,10 @@ def main() -> None:
 
     faulthandler.enable()  # a segfault then leaves a Python traceback in the log
     device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        from tritonforge.evaluate import interpreter_compat
+
+        interpreter_compat.install()
     # The protocol gets a private copy of stdout; fd 1 then points at stderr, so that
     # whatever user code prints cannot corrupt a reply.
     out = os.fdopen(os.dup(1), "w", buffering=1)
