@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.profiling.captures import CAPTURES, csv_text
+from tests.profiling.captures import CAPTURES, FIXTURES, csv_text
 from tritonforge.diagnosis import (RULES, DiagnosisInput, Finding, GpuCeilings, Roofline, diagnose,
                                    main_bottleneck, signals)
 from tritonforge.profiling.metrics import KernelMetrics, parse_raw_csv
@@ -271,3 +271,17 @@ def test_a_new_rule_is_one_more_entry():
 def test_finding_round_trips_through_json():
     f = diagnose(DiagnosisInput(metrics=metrics("tiny_grid")))[0]
     assert Finding.from_json(json.loads(json.dumps(f.to_json()))) == f
+
+
+def test_register_limited_streaming_kernel_is_named_occupancy_limited():
+    # Real Nsight Compute metrics of benchmarks/bottlenecks/occupancy_regs.py (157 registers,
+    # 2 warps, 18.75% theoretical occupancy), taken through NcuProfiler on the H200 on
+    # 2026-12-02 (benchmarks/results/2026-12-02-h200/logs/ncu_occupancy_regs.log).
+    data = json.loads((FIXTURES / "occupancy_regs_157.metrics.json").read_text())
+    data["grid"], data["block"] = tuple(data["grid"]), tuple(data["block"])
+    m = KernelMetrics(**data)
+    top = main_bottleneck(diagnose(DiagnosisInput(metrics=m)))
+    assert top.kind == "memory_bound_low_occupancy"
+    assert top.evidence["occupancy_limiter"] == "registers"
+    assert top.evidence["occupancy_pct"] < 20
+    assert any("registers per thread" in d for d in top.directions)

@@ -104,6 +104,19 @@ def _far_from_peak(s: Signals) -> float:
     return 0.9 * (1 - dram / 100) * (1.0 if mem >= 1.5 * sm else 0.6)
 
 
+_RESOURCE_LIMITERS = ("registers", "shared_mem", "warps", "blocks")
+
+
+def _far_low_occupancy(s: Signals) -> float:
+    """Memory far from peak because too few warps are resident to keep loads in flight."""
+    occ, limiter = s["occupancy_pct"], str(s["occupancy_limiter"])
+    far = _far_from_peak(s)
+    if not far or occ >= 30 or not any(r in limiter for r in _RESOURCE_LIMITERS):
+        return 0.0
+    # Ranks above the plain far-from-peak finding, the more so the fewer warps are active.
+    return min(0.95, far + 0.3 * (1 - occ / 30))
+
+
 def _latency_bound(s: Signals) -> float:
     busiest, occ = s["busiest_pct"], s["occupancy_pct"]
     if busiest >= 50 or occ >= 40:
@@ -304,6 +317,17 @@ RULES: list[Rule] = [
         score=_far_from_peak,
         evidence=("dram_pct", "mem_pct", "l1_pct", "l2_pct", "sm_pct", "top_stall", "occupancy_pct"),
         directions=_far_directions,
+    ),
+    Rule(
+        id="memory_bound_low_occupancy",
+        title="Too little in flight: {occupancy_pct:.0f}% of warps active, limited by {occupancy_limiter}; "
+              "DRAM at {dram_pct:.0f}% of peak",
+        trigger="memory-bound far from peak while achieved occupancy < 30% under a resource limit",
+        needs=("dram_pct", "mem_pct", "sm_pct", "occupancy_pct", "occupancy_limiter"),
+        score=_far_low_occupancy,
+        evidence=("occupancy_pct", "theoretical_occupancy_pct", "occupancy_limiter", "blocks_per_sm",
+                  "registers", "shared_bytes", "dram_pct", "mem_pct"),
+        directions=_latency_directions,
     ),
     Rule(
         id="latency_bound_low_occupancy",
