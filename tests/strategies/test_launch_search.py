@@ -233,3 +233,22 @@ def test_is_a_strategy_and_gives_up_quietly_on_unreadable_files():
     no_entry = state_for(load("vector_add"))
     no_entry.entry = "missing"
     assert strategy.propose(no_entry, 4) == []
+
+
+def test_dot_kernels_get_whole_tile_presets_first():
+    # From 32x32x32 tiles, no single x2 step reaches a tile that feeds the tensor cores well;
+    # the first proposals change tile, warps and stages together, and all of them fit.
+    from pathlib import Path
+
+    from tritonforge.strategies.base import Candidate, SearchState
+    from tritonforge.strategies.launch_params import DOT_PRESETS, LaunchParamStrategy
+
+    src = (Path(__file__).resolve().parents[2] / "examples" / "matmul.py").read_text()
+    state = SearchState(problem_path="examples/matmul.py", entry="matmul", baseline_source=src,
+                        best=Candidate(src, "baseline"))
+    first = LaunchParamStrategy().propose(state, 4)
+    presets = {(p[0], p[1], p[2]) for p in DOT_PRESETS}
+    tiles = [(c.params["matmul_kernel.BLOCK_M"], c.params["matmul_kernel.BLOCK_N"], c.params["matmul_kernel.BLOCK_K"])
+             for c in first]
+    assert len(first) == 4 and all(t in presets for t in tiles)
+    assert any(c.params["matmul_kernel.num_warps"] == 8 for c in first)

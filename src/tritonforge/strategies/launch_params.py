@@ -564,7 +564,32 @@ def _ring1(space: SearchSpace, caps: tuple[int, int], limits: HardwareLimits, st
             moves.append(Move({t.id: (cur[t.id], jump)}, "jump"))
     moves.extend(_tile_moves(space, cur))
     moves.extend(_block_warp_moves(space, cur, moves))
+    moves.extend(_dot_presets(space, cur))
     return _dedupe(moves)
+
+
+# Tile shapes that usually do well for fp16/bf16 tl.dot kernels on recent GPUs
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages). A single x2 step cannot get there
+# from small tiles: the tile, the warps and the pipelining depth must change together.
+DOT_PRESETS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 4, 4),
+               (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (128, 128, 32, 4, 4), (64, 256, 32, 4, 4)]
+
+
+def _dot_presets(space: SearchSpace, cur: Assignment) -> list[Move]:
+    out = []
+    for site in space.sites:
+        for dims in site.facts.dots:
+            ids = [site.bindings.get(d) if d else None for d in dims]
+            ids += [site.bindings.get("num_warps"), site.bindings.get("num_stages")]
+            for preset in DOT_PRESETS:
+                changes = {}
+                for tid, value in zip(ids, preset):
+                    t = space.by_id.get(tid) if tid else None
+                    if t is not None and t.free and value in t.legal and cur.get(tid) != value:
+                        changes[tid] = (cur[tid], value)
+                if len(changes) >= 2:
+                    out.append(Move(changes, "preset"))
+    return out
 
 
 def _steps(t: Tunable, value: int) -> list[int]:
