@@ -53,7 +53,7 @@ case "$cmd" in
   demo)
     setup
     problem=${1:-examples/softmax.py}
-    exec "$VENV/bin/tritonforge" optimize "$problem" --out "runs/$(basename "$problem" .py)"
+    exec "$VENV/bin/tritonforge" optimize "$problem" --out "runs/$(basename "$problem" .py)-$(date +%Y%m%d-%H%M%S)"
     ;;
   test)
     setup
