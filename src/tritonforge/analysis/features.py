@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from tritonforge.analysis.astfold import fold_binop
+
 _TL = "triton.language"
 
 # Signatures of the triton.language calls whose arguments we read, positional order.
@@ -649,7 +651,7 @@ class _StaticNames:
             v = self.value(node.operand)
             return None if v is None else -v
         if isinstance(node, ast.BinOp):
-            return _fold(node.op, self.value(node.left), self.value(node.right))
+            return fold_binop(node.op, self.value(node.left), self.value(node.right))
         if isinstance(node, ast.Call) and len(node.args) == 2:
             name = (self.module.tl_op(node.func) or self.module.qualify(node.func) or getattr(node.func, "id", ""))
             a, b = (self.value(x) for x in node.args)
@@ -657,22 +659,6 @@ class _StaticNames:
                 return {"cdiv": -(-a // b) if b else None, "min": min(a, b), "max": max(a, b)}[
                     name.rsplit(".", 1)[-1]]
         return None
-
-
-def _fold(op: ast.operator, a: int | None, b: int | None) -> int | None:
-    if a is None or b is None:
-        return None
-    if isinstance(op, ast.Add):
-        return a + b
-    if isinstance(op, ast.Sub):
-        return a - b
-    if isinstance(op, ast.Mult):
-        return a * b
-    if isinstance(op, (ast.FloorDiv, ast.Mod)) and b:
-        return a // b if isinstance(op, ast.FloorDiv) else a % b
-    if isinstance(op, ast.LShift):
-        return a << b
-    return None
 
 
 # --- assembling a kernel ---------------------------------------------------------------

@@ -39,6 +39,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
+from tritonforge.analysis.astfold import fold_binop
+
 # Legal ranges. tl.arange needs powers of two; Triton caps a tensor at 2**20 elements.
 BLOCK_MIN = 16
 BLOCK_MAX = 65536
@@ -307,23 +309,7 @@ def _fold(node: ast.expr) -> int | None:
         a, b = _fold(node.left), _fold(node.right)
         if a is None or b is None:
             return None
-        return _fold_op(node.op, a, b)
-    return None
-
-
-def _fold_op(op: ast.operator, a: int, b: int) -> int | None:
-    if isinstance(op, ast.Add):
-        return a + b
-    if isinstance(op, ast.Sub):
-        return a - b
-    if isinstance(op, ast.Mult):
-        return a * b
-    if isinstance(op, ast.FloorDiv) and b:
-        return a // b
-    if isinstance(op, ast.LShift) and 0 <= b < 64:
-        return a << b
-    if isinstance(op, ast.Pow) and 0 <= b < 64:
-        return a**b
+        return fold_binop(node.op, a, b)
     return None
 
 

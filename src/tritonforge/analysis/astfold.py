@@ -1,0 +1,26 @@
+"""Constant folding of integer arithmetic in kernel and launch code (block sizes, shifts)."""
+
+from __future__ import annotations
+
+import ast
+
+
+def fold_binop(op: ast.operator, a: int | None, b: int | None) -> int | None:
+    """`a op b` for the integer operators launch code uses; None when unknown or unsafe."""
+    if a is None or b is None:
+        return None
+    if isinstance(op, ast.Add):
+        return a + b
+    if isinstance(op, ast.Sub):
+        return a - b
+    if isinstance(op, ast.Mult):
+        return a * b
+    if isinstance(op, ast.FloorDiv) and b:
+        return a // b
+    if isinstance(op, ast.Mod) and b:
+        return a % b
+    if isinstance(op, ast.LShift) and 0 <= b < 64:
+        return a << b
+    if isinstance(op, ast.Pow) and 0 <= b < 64:
+        return a**b
+    return None
