@@ -68,13 +68,15 @@ def optimize(problem_path: Path, options: OptimizeOptions,
             on_gpu = options.evaluation.device == "cuda"
             env = evaluator.environment()
             precheck = floors = profile = None
+            ceilings = gpu_ceilings(worker, options.evaluation.device)  # datasheet without a GPU
             if on_gpu:
                 arch = int(str(env.get("capability", "9.0")).replace(".", ""))
                 precheck = CompilePool(problem, problem.cases[0], arch=arch)
                 stack.callback(precheck.close)
-                floors = _floors_in_background(problem, gpu_ceilings(worker, "cuda"), stack)
+                floors = _floors_in_background(problem, ceilings, stack)
             if options.ncu:
-                profile = _ncu_profiler(problem, store, options.evaluation.device, observer)
+                profile = _ncu_profiler(problem, store, options.evaluation.device, ceilings, env.get("sm_count"),
+                                        observer)
             search = Search(evaluator=evaluator, store=store, strategies=strategies or default_strategies(),
                             config=options.search, workdir=run_dir, baseline_source=source, observer=observer,
                             precheck=precheck, floor_ms=floors, profile=profile)
@@ -156,7 +158,7 @@ def _floors_in_background(problem: Problem, ceilings: Ceilings, stack: ExitStack
     return floors
 
 
-def _ncu_profiler(problem: Problem, store: RunStore, device: str,
+def _ncu_profiler(problem: Problem, store: RunStore, device: str, ceilings: Ceilings, sm_count: int | None,
                   observer: Callable[[str, dict[str, Any]], None] | None) -> Callable:
     """Profile one candidate with Nsight Compute on the first case; keep the result, return findings."""
     from tritonforge.diagnosis.model import Finding
@@ -165,11 +167,8 @@ def _ncu_profiler(problem: Problem, store: RunStore, device: str,
 
     def profile(candidate: Any, path: Path | None) -> list[Any]:
         if "work" not in work_cache:
-            ceilings = _ceilings_for(device)
-            work_cache["ceilings"] = ceilings
             work_cache["work"] = case_work(problem, problem.cases[:1], None, ceilings)[0]
-        report = ncu_profile(problem, path, problem.cases[0], work_cache["work"], work_cache["ceilings"],
-                             None, device)
+        report = ncu_profile(problem, path, problem.cases[0], work_cache["work"], ceilings, sm_count, device)
         store.add_profile(candidate.key, "ncu", report)
         findings = [Finding.from_json(f) for k in report.get("kernels", []) for f in k["findings"]]
         if observer:
@@ -179,11 +178,3 @@ def _ncu_profiler(problem: Problem, store: RunStore, device: str,
 
     return profile
 
-
-def _ceilings_for(device: str) -> Ceilings:
-    from tritonforge.profiling.ceilings import cache_dir, datasheet
-
-    if device != "cuda":
-        return datasheet(None)
-    cached = sorted((cache_dir() / "ceilings").glob("*.json"))
-    return Ceilings.from_json(__import__("json").loads(cached[0].read_text())) if cached else datasheet(None)

@@ -107,6 +107,8 @@ class Search:
                 break
             state.round += 1
             improved = self._round(state, t0)
+            if improved is None:
+                stop = "the strategies have nothing left to propose"
             quiet_rounds = 0 if improved else quiet_rounds + 1
         self.store.log_event("stopped", {"reason": stop, "round": state.round})
         final = self._final_verdict(state.best, base_verdict)
@@ -170,7 +172,8 @@ class Search:
     def _tried(self, state: SearchState) -> int:
         return len(state.history)
 
-    def _round(self, state: SearchState, t0: float) -> bool:
+    def _round(self, state: SearchState, t0: float) -> bool | None:
+        """True when the round found a new best; None when nothing was left to propose."""
         want = min(self.config.per_round, self.config.budget - self._tried(state))
         proposals = self._propose(state, want)
         self.store.log_event("round", {"round": state.round, "proposed": [c.key for c in proposals],
@@ -183,8 +186,7 @@ class Search:
         self.observe("round", {"round": state.round, "proposed": len(proposals)})
         if not proposals:
             self.store.log_event("exhausted", {"round": state.round})
-            self.config.patience = 0  # nothing left to try: stop at the next check
-            return False
+            return None
         for c in proposals:
             self.store.add_candidate(c, state.round)
         return self._evaluate_all(state, proposals, t0)
