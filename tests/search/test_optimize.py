@@ -106,3 +106,16 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
     assert summary["candidates_tried"] == budget
     with RunStore.open(db) as store:
         assert store.pending() == []
+
+
+def test_ncu_profiles_of_baseline_and_new_bests_are_kept_even_without_a_gpu(tmp_path):
+    # Without a GPU, Nsight Compute cannot run: the run says so in its record and goes on.
+    opts = options(tmp_path / "run", 2)
+    opts.ncu = True
+    outcome = optimize(EXAMPLES / "vector_add.py", opts)
+    with RunStore.open(tmp_path / "run" / "run.sqlite") as store:
+        baseline_key = next(c.key for c, _ in store.judged() if c.origin == "baseline")
+        [profile] = store.profiles(baseline_key, "ncu")
+        assert profile["data"]["available"] is False and "no GPU" in profile["data"]["reason"]
+        if outcome.summary["improved"]:
+            assert store.profiles(outcome.result.best.key, "ncu")
