@@ -59,7 +59,7 @@ _BUILDER_RULES = MappingProxyType({
     **{name: ("elementwise", 1) for name in (
         "create_fadd", "create_fsub", "create_fmul", "create_fdiv", "create_precise_divf", "create_frem",
         "create_minimumf", "create_minnumf", "create_maximumf", "create_maxnumf",
-        "create_fabs", "create_floor", "create_ceil")},
+        "create_fabs", "create_floor", "create_ceil", "create_fneg")},
     "create_fma": ("elementwise", 2),
     "create_clampf": ("elementwise", 2),
     **{name: ("special", 1) for name in (
@@ -214,6 +214,8 @@ def _install_hooks(stack: ExitStack, recorder: _Recorder) -> None:
     for method, (category, per_element) in _BUILDER_RULES.items():
         if method == "create_fadd":
             continue  # its own wrapper below also folds dot accumulation
+        if not hasattr(builder, method):
+            continue  # not in this Triton (create_fneg is new in 3.7; older ones subtract from 0)
         _swap(stack, builder, method, _counting(getattr(builder, method), category, per_element, recorder))
     _swap(stack, builder, "create_fadd", _counting_fadd(getattr(builder, "create_fadd"), recorder))
     _swap(stack, builder, "create_dot", _counting_dot(getattr(builder, "create_dot"), recorder))
