@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any, Callable, TextIO
 
 # Timing references are bound here, before any user code can be imported.
@@ -154,7 +155,6 @@ class Worker:
 
     def op_compile(self, req: dict[str, Any]) -> dict[str, Any]:
         """Compile a candidate's kernels for the target GPU without running them (no GPU needed)."""
-        from tritonforge.analysis.compiled import CompileFailure, compile_offline
         from tritonforge.analysis.launch_capture import capture_launches
 
         pm = self.problem(req)
@@ -171,13 +171,11 @@ class Worker:
             raise CandidateFault(Status.ERROR, f"while capturing its launches: {_one_line(e)}") from None
         if not records:
             raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel")
-        facts = []
-        for record in records:
-            try:
-                facts.append(compile_offline(record, arch=int(req.get("arch", 90))).to_json())
-            except CompileFailure as e:
-                raise CandidateFault(Status.COMPILE_ERROR, f"{record.kernel_name}: {e.kind}: {e}") from None
-        return {"status": "ok", "facts": facts}
+        launches = _compile_all(records, int(req.get("arch", 90)))
+        failed = next((item for item in launches if "error" in item), None)
+        if failed:
+            raise CandidateFault(Status.COMPILE_ERROR, f"{failed['launch']['kernel_name']}: {failed['error']}")
+        return {"status": "ok", "facts": [item["facts"] for item in launches]}
 
     def op_analyze(self, req: dict[str, Any]) -> dict[str, Any]:
         """Launches, compile facts and bytes of one call, without running a kernel.
@@ -185,7 +183,6 @@ class Worker:
         Runs in a worker with the GPU hidden: the entry is called with CPU tensors while its
         launches are recorded and skipped, so outputs are allocated but never computed.
         """
-        from tritonforge.analysis.compiled import CompileFailure, compile_offline
         from tritonforge.analysis.launch_capture import capture_launches
         from tritonforge.analysis.roofline import tensor_bytes
 
@@ -201,15 +198,7 @@ class Worker:
         work = {"bytes": tensor_bytes(args, cmp.tensors(held.get("out")), written),
                 "declared_bytes": _declared(pm.bytes, case), "declared_flops": _declared(pm.flops, case)}
         self.phase("compile")
-        launches = []
-        for record in records:
-            entry_json = {"launch": record.to_json()}
-            try:
-                entry_json["facts"] = compile_offline(record, arch=int(req.get("arch", 90))).to_json()
-            except CompileFailure as e:
-                entry_json["error"] = f"{e.kind}: {e}"
-            launches.append(entry_json)
-        return {"launches": launches, "work": work}
+        return {"launches": _compile_all(records, int(req.get("arch", 90))), "work": work}
 
     def op_launched(self, req: dict[str, Any]) -> dict[str, Any]:
         """On a GPU: the facts of the kernels one call actually launched."""
@@ -250,11 +239,11 @@ class Worker:
         if path is None:
             return pm.entry
         self.phase("load_candidate")
-        where = syntax_error(_path(path))
+        where = syntax_error(Path(path))
         if where:
             raise CandidateFault(Status.LOAD_ERROR, f"{path} {where}")
         try:
-            module = import_file(_path(path), "candidate")
+            module = import_file(Path(path), "candidate")
         except BaseException as e:
             raise CandidateFault(Status.LOAD_ERROR, f"importing {path} raised {_one_line(e)}", fatal=True) from None
         tampered = self.integrity.violations()
@@ -287,6 +276,21 @@ class Worker:
 
 
 # --- helpers --------------------------------------------------------------------------
+def _compile_all(records: list, arch: int) -> list[dict[str, Any]]:
+    """Each captured launch with its offline compile facts, or the reason it did not compile."""
+    from tritonforge.analysis.compiled import CompileFailure, compile_offline
+
+    out = []
+    for record in records:
+        item: dict[str, Any] = {"launch": record.to_json()}
+        try:
+            item["facts"] = compile_offline(record, arch=arch).to_json()
+        except CompileFailure as e:
+            item["error"] = f"{e.kind}: {e}"
+        out.append(item)
+    return out
+
+
 def _declared(hook: Callable | None, case: Case) -> float | None:
     """A problem's FLOPS/BYTES hook for a case, when it has one (spec cases have no shape kwargs)."""
     if hook is None or case.spec is not None:
@@ -376,12 +380,6 @@ def _poison(obj: Any) -> None:
 
 def _params(params: list) -> str:
     return ", ".join(p.name for p in params)
-
-
-def _path(p: str):
-    from pathlib import Path
-
-    return Path(p)
 
 
 def _one_line(e: BaseException) -> str:
