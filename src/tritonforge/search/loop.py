@@ -228,6 +228,7 @@ class Search:
         up = verdict.speedup.value if verdict.correct and verdict.speedup else None
         faster = bool(verdict.correct and verdict.speedup and verdict.speedup.ci_low > 1.0)
         better = faster and up is not None and up > state.best_speedup * (1 + self.config.min_gain)
+        better = better and not _regresses(verdict)
         if better and state.best.origin != BASELINE:
             better = self._confirm(c, path, state)
         # The verdict and the change of best land in one transaction: a kill before it
@@ -265,7 +266,7 @@ class Search:
     def _confirm(self, c: Candidate, path: Path, state: SearchState) -> bool:
         """Head to head against the best so far: faster overall, slower on no case."""
         ups = self.evaluator.head_to_head(path, self.path_of(state.best))
-        ok = _geomean([u.ci_low for u in ups]) > 1.0 and not any(u.ci_high < 0.98 for u in ups)
+        ok = _geomean([u.ci_low for u in ups]) > 1.0 and not any(_slower(u) for u in ups)
         self.store.log_event("confirm", {"key": c.key, "against": state.best.key, "accepted": ok,
                                          "speedups": [u.__dict__ for u in ups]})
         return ok
@@ -296,6 +297,15 @@ class BaselineError(Exception):
 def _outcome(c: Candidate, ev: dict[str, Any]) -> Outcome:
     return Outcome(candidate=c, status=ev["status"], speedup=ev.get("speedup"), faster=bool(ev.get("faster")),
                    message=(ev.get("verdict") or {}).get("message", ""))
+
+
+def _slower(up: Any) -> bool:
+    """Slower beyond noise by more than 2%: a regression no overall gain may buy."""
+    return up.ci_high < 0.98
+
+
+def _regresses(verdict: Verdict) -> bool:
+    return any(cv.speedup is not None and _slower(cv.speedup) for cv in verdict.cases)
 
 
 def _geomean(xs: list[float]) -> float:
