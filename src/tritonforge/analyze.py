@@ -32,7 +32,6 @@ class CaseWork:
     case: str
     launches: list[dict[str, Any]]
     roofline: Roofline
-    notes: list[str] = field(default_factory=list)
 
 
 def _request(worker: WorkerProcess, op: str, problem: Problem, case: Case, candidate: Path | None,

@@ -138,17 +138,17 @@ class Search:
             if cand.origin == BASELINE:
                 continue
             state.history.append(_outcome(cand, ev))
-            state.round = max(state.round, ev.get("round", 0) or 0)
             if cand.key == best_key:
                 state.best, state.best_speedup = cand, ev.get("speedup") or 1.0
-        state.round = max([state.round] + [e["data"].get("round", 0) for e in self.store.events("round")])
+        # Every round logs its number before adding its candidates.
+        state.round = max([0] + [e["data"].get("round", 0) for e in self.store.events("round")])
         return state
 
     def _should_stop(self, state: SearchState, t0: float, quiet_rounds: int) -> str:
         c = self.config
         if self._tried(state) >= c.budget:
             return f"budget of {c.budget} candidates spent"
-        if c.minutes is not None and time.monotonic() - t0 > 60 * c.minutes:
+        if self._out_of_time(t0):
             return f"time limit of {c.minutes:g} min reached"
         if quiet_rounds >= c.patience:
             return f"{quiet_rounds} rounds without a better candidate"
@@ -168,6 +168,9 @@ class Search:
             if timing is None or not floor or floor / timing.median_ms < self.config.near_floor:
                 return False
         return True
+
+    def _out_of_time(self, t0: float) -> bool:
+        return self.config.minutes is not None and time.monotonic() - t0 > 60 * self.config.minutes
 
     def _tried(self, state: SearchState) -> int:
         return len(state.history)
@@ -216,7 +219,7 @@ class Search:
             self.precheck.submit(paths)
         improved = False
         for c, path in zip(candidates, paths):
-            if self.config.minutes is not None and time.monotonic() - t0 > 60 * self.config.minutes:
+            if self._out_of_time(t0):
                 break
             improved |= self._evaluate(state, c, path)
         return improved
