@@ -285,3 +285,11 @@ def test_register_limited_streaming_kernel_is_named_occupancy_limited():
     assert top.evidence["occupancy_limiter"] == "registers"
     assert top.evidence["occupancy_pct"] < 20
     assert any("registers per thread" in d for d in top.directions)
+
+
+def test_a_rule_without_its_counters_says_its_short_title():
+    from tritonforge.diagnosis.rules import RULES
+
+    spills = next(r for r in RULES if r.id == "register_spills")
+    assert "?" not in spills.title_for({"spills": 12, "registers": 64})
+    assert spills.title_for({"spills": 12, "local_fraction": 0.5}).endswith("50% of the memory traffic")

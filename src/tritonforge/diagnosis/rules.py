@@ -13,6 +13,7 @@ left on that unit; a 32-byte sector whose bytes are mostly unused is wasted traf
 from __future__ import annotations
 
 import math
+import string
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -32,6 +33,8 @@ class Rule:
     evidence: tuple[str, ...]
     directions: Directions
     unless: tuple[str, ...] = ()  # signals whose presence makes another rule the better judge
+    # Said instead of `title` when a signal it names is unknown (static facts without counters).
+    short_title: str = ""
 
     def apply(self, s: Signals) -> Finding | None:
         if any(n not in s for n in self.needs) or any(n in s for n in self.unless):
@@ -44,7 +47,13 @@ class Rule:
                        evidence={k: _rounded(s[k]) for k in self.evidence if k in s}, directions=directions)
 
     def title_for(self, s: Signals) -> str:
+        if self.short_title and any(name not in s for name in _names(self.title)):
+            return self.short_title.format_map(_Known(s))
         return self.title.format_map(_Known(s))
+
+
+def _names(template: str) -> list[str]:
+    return [field for _, field, _, _ in string.Formatter().parse(template) if field]
 
 
 class _Known(dict):
@@ -354,6 +363,7 @@ RULES: list[Rule] = [
     Rule(
         id="register_spills",
         title="Register spills: local memory carries {local_fraction:.0%} of the memory traffic",
+        short_title="Register spills: the compiler reports {spills:.0f} spilled 4-byte values per thread",
         trigger="local-memory sectors seen by the counters, or spills reported by the compiler",
         needs=(),
         score=_spills,
