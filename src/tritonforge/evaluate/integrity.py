@@ -23,7 +23,14 @@ WATCHED: list[tuple[str, str]] = [
     ("tritonforge.evaluate.timing", "_elapsed"), ("tritonforge.evaluate.timing", "_perf_counter"),
     ("tritonforge.evaluate.compare", "compare"), ("tritonforge.evaluate.compare", "_compare_tensors"),
     ("tritonforge.evaluate.compare", "aliasing"), ("tritonforge.evaluate.compare", "mutated"),
-    ("tritonforge.evaluate.compare", "snapshot"),
+    ("tritonforge.evaluate.compare", "snapshot"), ("tritonforge.evaluate.compare", "same_bits"),
+    ("tritonforge.evaluate.compare", "_loose"), ("tritonforge.evaluate.timing", "_measure_cpu"),
+    ("tritonforge.evaluate.timing", "_picked"), ("tritonforge.evaluate.timing", "_secret"),
+    ("tritonforge.evaluate.torch_ops", "TorchOps"), ("tritonforge.evaluate.torch_ops", "GLUE"),
+    ("tritonforge.evaluate.launches", "LaunchCounter.reset"), ("tritonforge.evaluate.launches", "current_stream"),
+    # The worker runs as __main__; where it does not, these are skipped.
+    ("__main__", "Worker.call_candidate"), ("__main__", "Worker.op_check"), ("__main__", "Worker.op_time"),
+    ("__main__", "Worker.guarded"), ("__main__", "Worker.verify_timed"), ("__main__", "Worker.candidate_entry"),
 ]
 
 

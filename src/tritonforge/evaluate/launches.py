@@ -2,6 +2,8 @@
 
 Wraps `JITFunction.run` (compiled kernels, autotuned ones included) and the interpreter's
 `InterpretedFunction.run` at class level; both exist in every Triton this project supports.
+It also notes the CUDA stream of each launch: work on another stream than the one the
+evaluator times would escape its events.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any
 class LaunchCounter:
     def __init__(self) -> None:
         self.count = 0
+        self.depth = 0  # > 0 while a launch is in progress
+        self.streams: set[int] = set()
         self.supported = False
         try:
             from triton.runtime.jit import JITFunction
@@ -37,10 +41,27 @@ class LaunchCounter:
         def run(fn_self: Any, *args: Any, **kwargs: Any) -> Any:
             if not kwargs.get("warmup", False):
                 counter.count += 1
-            return original(fn_self, *args, **kwargs)
+                stream = current_stream()
+                if stream is not None:
+                    counter.streams.add(stream)
+            counter.depth += 1
+            try:
+                return original(fn_self, *args, **kwargs)
+            finally:
+                counter.depth -= 1
 
         run._tf_counted = True  # type: ignore[attr-defined]
         cls.run = run
 
     def reset(self) -> None:
         self.count = 0
+        self.streams.clear()
+
+
+def current_stream() -> int | None:
+    """The current CUDA stream's handle, or None where CUDA is not in use."""
+    import torch
+
+    if not torch.cuda.is_initialized():
+        return None
+    return torch.cuda.current_stream().cuda_stream

@@ -21,11 +21,19 @@ from tritonforge.evaluate import timing  # noqa: E402  (import order is the poin
 from tritonforge.evaluate import compare as cmp
 from tritonforge.evaluate.integrity import Integrity
 from tritonforge.evaluate.launches import LaunchCounter
+from tritonforge.evaluate.source_scan import introspection
+from tritonforge.evaluate.torch_ops import TorchOps
 from tritonforge.evaluate.verdict import Status
 from tritonforge.problem.module import ProblemModule, import_file, signature_of, syntax_error
 from tritonforge.problem.spec import Case, ProblemError
 
 import torch
+
+
+# Timed calls of a candidate whose results are checked, picked at random after the fact: a
+# candidate that cheats in more than half of its timed calls (the share that could move a
+# median) escapes with probability below 2**-6.
+TIMED_CHECKS = 6
 
 
 class CandidateFault(Exception):
@@ -40,6 +48,11 @@ class Worker:
         self.device = device
         self.problems: dict[tuple, ProblemModule] = {}
         self.args_cache: dict[tuple, tuple] = {}
+        self.entry_ops: dict[tuple, set[str]] = {}  # (problem, case) -> torch ops its entry runs
+        self.deterministic: set[tuple] = set()  # (problem, case) whose reference was seen repeatable
+        # A GPU can interleave programs differently on each call; the interpreter cannot.
+        self.repeats = 2 if device == "cuda" else 1
+        self.violations: list[str] = []  # what guarded (timed) calls did wrong
         self.launches = LaunchCounter()  # wraps JITFunction.run: before the snapshot below
         self.integrity = Integrity()
 
@@ -86,48 +99,93 @@ class Worker:
         case = Case.from_json(req["case"])
         candidate = self.candidate_entry(pm, req.get("candidate"))
         reference = pm.reference or pm.entry
-        tolerance = pm.tolerance
+        key = (req["problem"], case.label)
         result = {"status": Status.CORRECT.value, "message": "", "max_abs_err": 0.0, "max_rel_err": 0.0}
         fingerprints = []
         for draw, seed in enumerate(req["seeds"]):
             self.phase("make_inputs")
             args = pm.make_args(case, seed, self.device)
             fingerprints.append(check_inputs(pm, args, seed))
+            if draw == 0:
+                self.check_repeatable_inputs(pm, case, seed, args, key)
             before = cmp.snapshot(args)
             ref_args = tuple(cmp.snapshot(args))
+            allowed = self.ops_of_entry(pm, key, before) if req.get("candidate") else None
             self.phase("candidate")
-            out = self.call_candidate(candidate, args)
+            outs = [(self.call_candidate(candidate, args, allowed), args)]
+            for _ in range(self.repeats - 1):  # a racy kernel is right only some of the time
+                again = tuple(cmp.snapshot(before))
+                outs.append((self.call_candidate(candidate, again, allowed), again))
             self.phase("checks")
-            problem = cmp.aliasing(out, [a for a in args if isinstance(a, torch.Tensor)], "input")
+            problem = cmp.aliasing(outs[0][0], [a for a in args if isinstance(a, torch.Tensor)], "input")
             if problem:
                 raise CandidateFault(Status.REJECTED, problem)
             problem = cmp.mutated(args, before, pm.param_names, set(pm.outputs))
             if problem:
                 raise CandidateFault(Status.WRONG, problem)
             self.phase("reference")
-            try:
-                want = reference(*ref_args)
-                _sync(self.device)
-            except Exception as e:
-                what = "reference" if pm.reference else f"entry '{pm.entry_name}'"
-                raise ProblemError(pm.path, f"{what} raised {_one_line(e)} on {case.label}") from None
+            want = self.call_reference(pm, reference, ref_args, case, key, before)
             self.phase("checks")
-            got = with_outputs(out, args, pm)
             want = with_outputs(want, ref_args, pm)
-            problem = cmp.aliasing(got, cmp.tensors(want), "the reference's output")
-            if problem:
-                raise CandidateFault(Status.REJECTED, problem)
-            c = cmp.compare(got, want, tolerance)
-            result["max_abs_err"] = max(result["max_abs_err"], c.max_abs_err)
-            result["max_rel_err"] = max(result["max_rel_err"], c.max_rel_err)
-            result["draws"] = draw + 1
+            for call, (out, call_args) in enumerate(outs):
+                got = with_outputs(out, call_args, pm)
+                problem = cmp.aliasing(got, cmp.tensors(want), "the reference's output")
+                if problem:
+                    raise CandidateFault(Status.REJECTED, problem)
+                c = cmp.compare(got, want, pm.tolerance)
+                result["max_abs_err"] = max(result["max_abs_err"], c.max_abs_err)
+                result["max_rel_err"] = max(result["max_rel_err"], c.max_rel_err)
+                result["draws"] = draw + 1
+                if not c.ok:
+                    which = f", call {call + 1} of {len(outs)} on the same inputs" if call else ""
+                    _poison(want)
+                    result.update(status=Status.WRONG.value, message=f"draw {draw + 1} (seed {seed}{which}): {c.message}")
+                    return result
             _poison(want)  # so a later call cannot find the right answer in freed memory
-            if not c.ok:
-                result.update(status=Status.WRONG.value, message=f"draw {draw + 1} (seed {seed}): {c.message}")
-                return result
         if len(fingerprints) > 1 and len(set(fingerprints)) == 1 and fingerprints[0]:
             raise ProblemError(pm.path, f"make_inputs returns the same inputs for every seed ({case.label})")
         return result
+
+    def check_repeatable_inputs(self, pm: ProblemModule, case: Case, seed: int, args: tuple, key: tuple) -> None:
+        """The same seed must give the same inputs: timed outputs are checked on regenerated ones."""
+        if ("inputs",) + key in self.deterministic:
+            return
+        again = pm.make_args(case, seed, self.device)
+        if any(not _same(a, b) for a, b in zip(args, again)):
+            raise ProblemError(pm.path, f"make_inputs(seed={seed}, {case.label}) gives different inputs for the "
+                                        "same seed; draw them from a torch.Generator seeded with `seed`")
+        self.deterministic.add(("inputs",) + key)
+
+    def call_reference(self, pm: ProblemModule, reference: Callable, ref_args: tuple, case: Case, key: tuple,
+                       pristine: list[Any]) -> Any:
+        """The reference's answer; the first time per case, also that a second call agrees."""
+        what = "reference" if pm.reference else f"entry '{pm.entry_name}'"
+        try:
+            want = reference(*ref_args)
+            _sync(self.device)
+            if key in self.deterministic:
+                return want
+            second = tuple(cmp.snapshot(pristine))
+            again = with_outputs(reference(*second), second, pm)
+            _sync(self.device)
+        except Exception as e:
+            raise ProblemError(pm.path, f"{what} raised {_one_line(e)} on {case.label}") from None
+        c = cmp.compare(again, with_outputs(want, ref_args, pm), pm.tolerance)
+        if not c.ok:
+            raise ProblemError(pm.path, f"{what} is not deterministic on {case.label}: two calls on the same "
+                                        f"inputs differ ({c.message})")
+        self.deterministic.add(key)
+        return want
+
+    def ops_of_entry(self, pm: ProblemModule, key: tuple, pristine: list[Any]) -> set[str]:
+        """The torch operations the problem's own entry runs: a candidate may run them too."""
+        if key not in self.entry_ops:
+            ops = TorchOps(self.launches, self.timed_stream())
+            with ops:
+                pm.entry(*cmp.snapshot(pristine))
+            _sync(self.device)
+            self.entry_ops[key] = ops.ops
+        return self.entry_ops[key]
 
     def op_time(self, req: dict[str, Any]) -> dict[str, Any]:
         pm = self.problem(req)
@@ -136,22 +194,66 @@ class Worker:
         # The comparison defaults to the problem's own entry; the loop may pit a candidate
         # against the best so far instead.
         against = self.candidate_entry(pm, req["against"]) if req.get("against") else pm.entry
-        self.phase("make_inputs")
-        args = pm.make_args(case, req["seed"], self.device)
-        fns: dict[str, Callable[[], object]] = {"baseline": lambda: against(*args)}
+        fns: dict[str, Callable[..., object]] = {"baseline": against}
         if req.get("candidate"):
-            cand_args = tuple(cmp.snapshot(args))
-            fns["candidate"] = lambda: candidate(*cand_args)
+            fns["candidate"] = self.guarded(candidate, pm)
         if req.get("with_reference") and pm.reference is not None:
-            ref_args = tuple(cmp.snapshot(args))
-            fns["reference"] = lambda: pm.reference(*ref_args)
+            fns["reference"] = pm.reference
+        seed = int(req["seed"])
+
+        def inputs(rep: int) -> list[tuple]:
+            # Fresh inputs each repetition; each function gets its own copy, as an entry may
+            # write its outputs into its arguments.
+            args = pm.make_args(case, seed + 1 + rep, self.device)
+            return [args] + [tuple(cmp.snapshot(args)) for _ in range(len(fns) - 1)]
+
         self.phase("timing")
         config = timing.TimingConfig(**req.get("config", {}))
+        verify = (list(fns).index("candidate"), TIMED_CHECKS) if "candidate" in fns else None
+        self.violations = []
+        self.launches.reset()
         try:
-            samples = timing.measure(list(fns.values()), self.device, config)
+            m = timing.measure(list(fns.values()), self.device, config, inputs, keep=verify)
         except Exception as e:
             raise classify(e) from None
-        return dict(zip(fns, samples))
+        if self.violations:
+            raise CandidateFault(Status.REJECTED, f"while timed, {self.violations[0]}", fatal=True)
+        self.phase("checks")
+        for (_, rep), got in sorted(m.kept.items(), key=lambda kv: kv[0][1]):
+            self.verify_timed(pm, case, seed + 1 + rep, rep, got)
+        return dict(zip(fns, m.samples))
+
+    def guarded(self, fn: Callable, pm: ProblemModule) -> Callable[..., object]:
+        """`fn`, noting any call that launches no Triton kernel or launches on a side stream.
+
+        It returns what the call produced (with the arguments it writes, for problems that
+        declare OUTPUTS), for the timed calls picked for checking.
+        """
+        launches = self.launches
+        stream = self.timed_stream()
+
+        def call(*args: Any) -> object:
+            before = launches.count
+            out = fn(*args)
+            if launches.supported and launches.count == before:
+                self.violations.append("a call launched no Triton kernel")
+            if stream is not None and launches.streams - {stream}:
+                self.violations.append("a kernel was launched on another stream than the timed one")
+            return with_outputs(out, args, pm)
+
+        return call
+
+    def verify_timed(self, pm: ProblemModule, case: Case, seed: int, rep: int, got: Any) -> None:
+        """A timed call's output against the reference on the same (regenerated) inputs."""
+        args = pm.make_args(case, seed, self.device)  # make_inputs is seeded: the same inputs again
+        reference = pm.reference or pm.entry
+        want = with_outputs(reference(*args), args, pm)
+        _sync(self.device)
+        c = cmp.compare(got, want, pm.tolerance)
+        _poison(want)
+        if not c.ok:
+            raise CandidateFault(Status.REJECTED, f"timed call {rep + 1} returned a wrong result ({c.message}); "
+                                                  "it behaves differently when timed", fatal=True)
 
     def op_compile(self, req: dict[str, Any]) -> dict[str, Any]:
         """Compile a candidate's kernels for the target GPU without running them (no GPU needed)."""
@@ -242,6 +344,9 @@ class Worker:
         where = syntax_error(Path(path))
         if where:
             raise CandidateFault(Status.LOAD_ERROR, f"{path} {where}")
+        reach = introspection(Path(path).read_text(errors="replace"))
+        if reach:
+            raise CandidateFault(Status.REJECTED, f"{path} {reach}: a candidate may not reach into the evaluator")
         try:
             module = import_file(Path(path), "candidate")
         except BaseException as e:
@@ -260,10 +365,21 @@ class Worker:
             )
         return entry
 
-    def call_candidate(self, fn: Callable, args: tuple) -> Any:
+    def timed_stream(self) -> int | None:
+        """The stream the evaluator checks and times on (the default one), on a GPU."""
+        return torch.cuda.default_stream().cuda_stream if self.device == "cuda" else None
+
+    def call_candidate(self, fn: Callable, args: tuple, allowed: set[str] | None = None) -> Any:
+        """Call a candidate once, watching what it does; `allowed`: torch ops it may run (None: any)."""
         self.launches.reset()
+        stream = self.timed_stream()
+        ops = TorchOps(self.launches, stream)
         try:
-            out = fn(*args)
+            if allowed is None:
+                out = fn(*args)
+            else:
+                with ops:
+                    out = fn(*args)
             _sync(self.device)
         except Exception as e:
             raise classify(e) from None
@@ -272,6 +388,16 @@ class Worker:
             raise CandidateFault(Status.REJECTED, f"the candidate replaced {tampered}", fatal=True)
         if self.launches.supported and self.launches.count == 0:
             raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel")
+        if stream is not None and (ops.foreign_stream or self.launches.streams - {stream}):
+            raise CandidateFault(Status.REJECTED, "the entry ran work on another CUDA stream than the "
+                                                  "current one, where the evaluator's events cannot see it")
+        computed = ops.compute(allowed or set())
+        if allowed is not None and computed:
+            raise CandidateFault(Status.REJECTED, f"the entry computes with torch ({', '.join(computed[:4])}), "
+                                                  "not only with Triton kernels")
+        subclass = next((type(t).__name__ for t in cmp.tensors(out) if type(t) is not torch.Tensor), None)
+        if subclass:
+            raise CandidateFault(Status.REJECTED, f"the entry returned a {subclass}, not a plain torch.Tensor")
         return out
 
 
@@ -327,7 +453,8 @@ def check_inputs(pm: ProblemModule, args: tuple, seed: int) -> tuple:
 def classify(e: BaseException) -> CandidateFault:
     text = _one_line(e)
     name = type(e).__name__
-    if isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in text.lower():
+    if isinstance(e, torch.cuda.OutOfMemoryError) or any(
+            s in text.lower() for s in ("out of memory", "can't allocate memory")):
         return CandidateFault(Status.OOM, text, fatal=True)
     if name in ("CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "PTXASError") or \
             type(e).__module__.startswith("triton.compiler"):
@@ -370,6 +497,17 @@ def _driver_version() -> str | None:
 def _sync(device: str) -> None:
     if device != "cpu":
         timing._synchronize()
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal arguments: tensors bit for bit (NaN matching NaN), other values by ==."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+                and a.dtype == b.dtype and cmp.same_bits(a, b))
+    try:
+        return bool(a == b)
+    except Exception:  # objects without a usable ==: nothing to compare
+        return True
 
 
 def _poison(obj: Any) -> None:

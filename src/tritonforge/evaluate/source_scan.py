@@ -1,0 +1,39 @@
+"""A tripwire, not a sandbox: refuse candidate source that reaches into the evaluator.
+
+Candidates run in the evaluator's process, so Python could walk its frames (to read the
+seeds or the reference's output), patch it through ctypes, or import it. None of that is
+needed to write a kernel; a candidate whose source names these things is refused before
+it is imported. Code that hides the names (strings built at run time) is not caught here;
+the other checks (fresh inputs, verified timed outputs, watched attributes) still apply.
+"""
+
+from __future__ import annotations
+
+import ast
+
+MODULES = frozenset({"inspect", "gc", "ctypes", "tritonforge", "importlib", "builtins", "traceback",
+                     "_thread"})
+NAMES = frozenset({"__import__", "exec", "eval", "globals", "vars", "breakpoint"})
+ATTRIBUTES = frozenset({"_getframe", "f_back", "f_locals", "f_globals", "tb_frame", "gi_frame", "cr_frame",
+                        "__subclasses__", "__globals__", "_current_frames", "settrace", "setprofile",
+                        "get_objects", "get_referrers"})
+
+
+def introspection(source: str) -> str | None:
+    """What in `source` reaches into the running evaluator, or None."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None  # reported as a load error elsewhere
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in MODULES:
+                    return f"imports {alias.name}"
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in MODULES:
+            return f"imports from {node.module}"
+        elif isinstance(node, ast.Name) and node.id in NAMES:
+            return f"calls {node.id}()"
+        elif isinstance(node, ast.Attribute) and node.attr in ATTRIBUTES:
+            return f"uses .{node.attr}"
+    return None

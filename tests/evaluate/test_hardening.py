@@ -1,0 +1,43 @@
+"""The evaluator's defences, one function at a time (the adversarial suite runs them whole)."""
+
+from __future__ import annotations
+
+import torch
+
+from tritonforge.evaluate.compare import compare
+from tritonforge.evaluate.launches import LaunchCounter
+from tritonforge.evaluate.source_scan import introspection
+from tritonforge.evaluate.torch_ops import TorchOps
+from tritonforge.problem.spec import Tolerance
+
+LOOSE = Tolerance(atol=1e-2, rtol=1e-2)
+
+
+def test_a_tolerance_that_accepts_zeros_falls_back_to_the_norm():
+    want = torch.randn(4096) * 1e-3  # every value is inside atol
+    assert not compare(torch.zeros_like(want), want, LOOSE).ok
+    assert not compare(torch.full_like(want, 1e-3), want, LOOSE).ok
+    assert compare(want * (1 + 1e-3 * torch.randn_like(want)), want, LOOSE).ok
+    assert compare(torch.zeros(8), torch.zeros(8), LOOSE).ok  # zeros that are the answer
+
+
+def test_introspection_is_refused_by_name():
+    assert introspection("import inspect\n") == "imports inspect"
+    assert introspection("import sys\nf = sys._getframe(1)\n") == "uses ._getframe"
+    assert introspection("from tritonforge.evaluate import timing\n") == "imports from tritonforge.evaluate"
+    assert introspection("x = eval('1')\n") == "calls eval()"
+    assert introspection("import torch\nimport triton\ny = torch.empty(3).view(3)\n") is None
+
+
+def test_torch_ops_separates_glue_from_compute():
+    ops = TorchOps(LaunchCounter(), None)
+    x = torch.randn(16)
+    with ops:
+        y = torch.empty_like(x)
+        y.copy_(x.view(4, 4).t().reshape(16))
+    assert ops.compute() == []
+    with ops:
+        torch.add(x, x)
+        x.float().sum()
+    assert ops.compute() == ["add", "sum"]
+    assert ops.compute(allowed={"sum"}) == ["add"]
