@@ -22,7 +22,7 @@ INTERPRETER_LABEL = "interpreter, not GPU"
 # Statuses that concern the file as a whole: no point trying its other cases.
 _WHOLE_FILE = {Status.INCOMPATIBLE, Status.LOAD_ERROR, Status.REJECTED}
 # Phases in which a crash or a hang is the problem's own fault, not the candidate's.
-_PROBLEM_PHASES = {"load_problem", "make_inputs", "reference"}
+_PROBLEM_PHASES = {"load_problem", "make_inputs", "entry", "reference"}
 
 
 @dataclass

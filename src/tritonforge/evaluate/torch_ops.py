@@ -45,5 +45,9 @@ class TorchOps(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
     def compute(self, allowed: set[str] | frozenset[str] = frozenset()) -> list[str]:
-        """The operations that computed something and are not allowed."""
-        return sorted(op for op in self.ops if op not in GLUE and op not in allowed)
+        return computing(self.ops, allowed)
+
+
+def computing(ops: set[str], allowed: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The operations among `ops` that computed something and are not allowed."""
+    return sorted(op for op in ops if op not in GLUE and op not in allowed)

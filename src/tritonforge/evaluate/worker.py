@@ -22,7 +22,7 @@ from tritonforge.evaluate import compare as cmp
 from tritonforge.evaluate.integrity import Integrity
 from tritonforge.evaluate.launches import LaunchCounter
 from tritonforge.evaluate.source_scan import introspection
-from tritonforge.evaluate.torch_ops import TorchOps
+from tritonforge.evaluate.torch_ops import TorchOps, computing
 from tritonforge.evaluate.verdict import Status
 from tritonforge.problem.module import ProblemModule, import_file, signature_of, syntax_error
 from tritonforge.problem.spec import Case, ProblemError
@@ -53,6 +53,7 @@ class Worker:
         # A GPU can interleave programs differently on each call; the interpreter cannot.
         self.repeats = 2 if device == "cuda" else 1
         self.violations: list[str] = []  # what guarded (timed) calls did wrong
+        self.candidate_ops: set[str] = set()
         self.launches = LaunchCounter()  # wraps JITFunction.run: before the snapshot below
         self.integrity = Integrity()
 
@@ -105,18 +106,21 @@ class Worker:
         for draw, seed in enumerate(req["seeds"]):
             self.phase("make_inputs")
             args = pm.make_args(case, seed, self.device)
+            self.candidate_ops = set()  # the torch operations this draw's calls ran
             fingerprints.append(check_inputs(pm, args, seed))
             if draw == 0:
                 self.check_repeatable_inputs(pm, case, seed, args, key)
             before = cmp.snapshot(args)
             ref_args = tuple(cmp.snapshot(args))
-            allowed = self.ops_of_entry(pm, key, before) if req.get("candidate") else None
+            watch = bool(req.get("candidate"))  # the problem's own entry may compute with torch
             self.phase("candidate")
-            outs = [(self.call_candidate(candidate, args, allowed), args)]
+            outs = [(self.call_candidate(candidate, args, watch), args)]
             for _ in range(self.repeats - 1):  # a racy kernel is right only some of the time
                 again = tuple(cmp.snapshot(before))
-                outs.append((self.call_candidate(candidate, again, allowed), again))
+                outs.append((self.call_candidate(candidate, again, watch), again))
             self.phase("checks")
+            if watch:
+                self.refuse_torch_compute(pm, key, before)
             problem = cmp.aliasing(outs[0][0], [a for a in args if isinstance(a, torch.Tensor)], "input")
             if problem:
                 raise CandidateFault(Status.REJECTED, problem)
@@ -177,9 +181,19 @@ class Worker:
         self.deterministic.add(key)
         return want
 
+    def refuse_torch_compute(self, pm: ProblemModule, key: tuple, pristine: list[Any]) -> None:
+        """Refuse a candidate that ran torch operations beyond glue and its problem's own entry's."""
+        if not computing(self.candidate_ops):
+            return
+        computed = computing(self.candidate_ops, self.ops_of_entry(pm, key, pristine))
+        if computed:
+            raise CandidateFault(Status.REJECTED, f"the entry computes with torch ({', '.join(computed[:4])}), "
+                                                  "not only with Triton kernels")
+
     def ops_of_entry(self, pm: ProblemModule, key: tuple, pristine: list[Any]) -> set[str]:
         """The torch operations the problem's own entry runs: a candidate may run them too."""
         if key not in self.entry_ops:
+            self.phase("entry")
             ops = TorchOps(self.launches, self.timed_stream())
             with ops:
                 pm.entry(*cmp.snapshot(pristine))
@@ -214,6 +228,13 @@ class Worker:
         self.launches.reset()
         try:
             m = timing.measure(list(fns.values()), self.device, config, inputs, keep=verify)
+        except ProblemError as e:
+            if not req.get("candidate"):
+                raise
+            # make_inputs worked for this case while it was checked: what changed is the
+            # candidate, holding memory, say.
+            status = Status.OOM if "out of memory" in e.what else Status.ERROR
+            raise CandidateFault(status, f"while timed, {e.what}", fatal=True) from None
         except Exception as e:
             raise classify(e) from None
         if self.violations:
@@ -369,17 +390,17 @@ class Worker:
         """The stream the evaluator checks and times on (the default one), on a GPU."""
         return torch.cuda.default_stream().cuda_stream if self.device == "cuda" else None
 
-    def call_candidate(self, fn: Callable, args: tuple, allowed: set[str] | None = None) -> Any:
-        """Call a candidate once, watching what it does; `allowed`: torch ops it may run (None: any)."""
+    def call_candidate(self, fn: Callable, args: tuple, watch: bool = False) -> Any:
+        """Call a candidate once; `watch`: note the torch operations it runs (self.candidate_ops)."""
         self.launches.reset()
         stream = self.timed_stream()
         ops = TorchOps(self.launches, stream)
         try:
-            if allowed is None:
-                out = fn(*args)
-            else:
+            if watch:
                 with ops:
                     out = fn(*args)
+            else:
+                out = fn(*args)
             _sync(self.device)
         except Exception as e:
             raise classify(e) from None
@@ -391,13 +412,11 @@ class Worker:
         if stream is not None and (ops.foreign_stream or self.launches.streams - {stream}):
             raise CandidateFault(Status.REJECTED, "the entry ran work on another CUDA stream than the "
                                                   "current one, where the evaluator's events cannot see it")
-        computed = ops.compute(allowed or set())
-        if allowed is not None and computed:
-            raise CandidateFault(Status.REJECTED, f"the entry computes with torch ({', '.join(computed[:4])}), "
-                                                  "not only with Triton kernels")
         subclass = next((type(t).__name__ for t in cmp.tensors(out) if type(t) is not torch.Tensor), None)
         if subclass:
             raise CandidateFault(Status.REJECTED, f"the entry returned a {subclass}, not a plain torch.Tensor")
+        if watch:
+            self.candidate_ops |= ops.ops
         return out
 
 
