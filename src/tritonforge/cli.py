@@ -9,6 +9,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tritonforge.problem.spec import ProblemError
 
@@ -47,7 +48,8 @@ def _unusable(message: str, as_json: bool = False) -> None:
     if as_json:
         print(json.dumps({"error": message}))
     else:
-        err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+        # escape: a message quoting user code or torch ("[enforce fail at ...]") is not markup
+        err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_UNUSABLE)
 
 

@@ -17,10 +17,11 @@ from tritonforge.analyze import case_work, gpu_ceilings, ncu_profile
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
 from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.evaluate.pool import WorkerProcess
+from tritonforge.problem.module import unreadable
 from tritonforge.problem.spec import Problem, ProblemError
 from tritonforge.profiling.ceilings import Ceilings
 from tritonforge.report.run_files import summary, write_run_files
-from tritonforge.search.loop import BaselineError, Search, SearchConfig, SearchResult
+from tritonforge.search.loop import BASELINE, BaselineError, Search, SearchConfig, SearchResult
 from tritonforge.store import DEFAULT_FILENAME, RunStore, StoreError
 from tritonforge.strategies.base import Strategy
 
@@ -57,66 +58,86 @@ def optimize(problem_path: Path, options: OptimizeOptions,
              observer: Callable[[str, dict[str, Any]], None] | None = None,
              strategies: list[Strategy] | None = None) -> OptimizeOutcome:
     problem_path = Path(problem_path)
-    run_dir = _prepare_run_dir(options.out, options.resume)
     source = _read(problem_path)
-    with WorkerProcess(options.evaluation.device) as worker:
+    run_dir = _prepare_run_dir(options.out, options.resume)
+    # A store given to --resume is checked before any work is spent on the problem.
+    resumed = _resume_store(run_dir, problem_path, source) if options.resume else None
+    with ExitStack() as stack:
+        if resumed:
+            stack.callback(resumed.close)
+        worker = stack.enter_context(WorkerProcess(options.evaluation.device))
         problem = load_problem(problem_path, worker, entry=options.entry, specs=options.specs,
                                timeout=options.evaluation.check_timeout_s)
-        store = _open_store(run_dir, problem_path, source, problem.entry, options)
-        with store, ExitStack() as stack:
-            evaluator = Evaluator(problem, worker, options.evaluation)
-            on_gpu = options.evaluation.device == "cuda"
-            env = evaluator.environment()
-            precheck = floors = profile = None
-            ceilings = gpu_ceilings(worker, options.evaluation.device)  # datasheet without a GPU
-            if on_gpu:
-                arch = int(str(env.get("capability", "9.0")).replace(".", ""))
-                precheck = CompilePool(problem, problem.cases[0], arch=arch)
-                stack.callback(precheck.close)
-                floors = _floors_in_background(problem, ceilings, stack)
-            if options.ncu:
-                profile = _ncu_profiler(problem, store, options.evaluation.device, ceilings, env.get("sm_count"),
-                                        observer)
-            search = Search(evaluator=evaluator, store=store, strategies=strategies or default_strategies(),
-                            config=options.search, workdir=run_dir, baseline_source=source, observer=observer,
-                            precheck=precheck, floor_ms=floors, profile=profile)
-            store.set_state("running")
-            try:
-                result = search.run()
-            except BaselineError as e:
-                store.set_state("interrupted")
-                raise ProblemError(problem_path, str(e)) from None
-            except BaseException:
-                store.set_state("interrupted")
-                raise
-            statuses = Counter(o.status for o in result.history)
-            data = summary(problem=str(problem_path), entry=problem.entry, baseline=result.baseline,
-                           best_verdict=result.best_verdict, best=result.best, improved=result.improved,
-                           tried=result.tried, rounds=result.rounds, stop_reason=result.stop_reason,
-                           wall_s=result.wall_s, statuses=statuses, run_dir=run_dir)
-            files = write_run_files(run_dir, baseline_source=source, best_source=result.best.source,
-                                    problem_name=problem_path.name, summary_data=data, history=result.history)
-            store.set_state("finished")
+        if resumed:
+            _check_same_run(resumed, run_dir, problem, options)
+        store = resumed or _create_store(run_dir, problem_path, source, problem.entry, options)
+        stack.callback(store.close)
+        try:
+            return _search(problem, problem_path, source, run_dir, store, worker, options, observer, strategies)
+        except ProblemError:
+            # A new run stopped by its own problem has learned nothing worth keeping; without
+            # its store, the same command works again once the problem file is fixed.
+            if not resumed and all(c.origin == BASELINE for c, _ in store.judged()):
+                store.discard()
+            raise
+
+
+def _search(problem: Problem, problem_path: Path, source: str, run_dir: Path, store: RunStore,
+            worker: WorkerProcess, options: OptimizeOptions, observer: Callable[[str, dict[str, Any]], None] | None,
+            strategies: list[Strategy] | None) -> OptimizeOutcome:
+    with ExitStack() as stack:
+        evaluator = Evaluator(problem, worker, options.evaluation)
+        on_gpu = options.evaluation.device == "cuda"
+        env = evaluator.environment()
+        precheck = floors = profile = None
+        ceilings = gpu_ceilings(worker, options.evaluation.device)  # datasheet without a GPU
+        if on_gpu:
+            arch = int(str(env.get("capability", "9.0")).replace(".", ""))
+            precheck = CompilePool(problem, problem.cases[0], arch=arch)
+            stack.callback(precheck.close)
+            floors = _floors_in_background(problem, ceilings, stack)
+        if options.ncu:
+            profile = _ncu_profiler(problem, store, options.evaluation.device, ceilings, env.get("sm_count"),
+                                    observer)
+        search = Search(evaluator=evaluator, store=store, strategies=strategies or default_strategies(),
+                        config=options.search, workdir=run_dir, baseline_source=source, observer=observer,
+                        precheck=precheck, floor_ms=floors, profile=profile)
+        store.set_state("running")
+        try:
+            result = search.run()
+        except BaselineError as e:
+            store.set_state("interrupted")
+            raise ProblemError(problem_path, str(e)) from None
+        except BaseException:
+            store.set_state("interrupted")
+            raise
+        statuses = Counter(o.status for o in result.history)
+        data = summary(problem=str(problem_path), entry=problem.entry, baseline=result.baseline,
+                       best_verdict=result.best_verdict, best=result.best, improved=result.improved,
+                       tried=result.tried, rounds=result.rounds, stop_reason=result.stop_reason,
+                       wall_s=result.wall_s, statuses=statuses, run_dir=run_dir)
+        files = write_run_files(run_dir, baseline_source=source, best_source=result.best.source,
+                                problem_name=problem_path.name, summary_data=data, history=result.history)
+        store.set_state("finished")
     return OptimizeOutcome(result=result, summary=data, files=files)
 
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ProblemError(path, "no such file") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise ProblemError(path, f"cannot be read: {e}") from None
+        raise ProblemError(path, unreadable(e)) from None
 
 
 def _prepare_run_dir(out: Path, resume: bool) -> Path:
+    """Refuse a run directory that cannot be used, before any work is spent."""
     out = Path(out)
     store = out / DEFAULT_FILENAME
-    if resume:
-        if not store.exists():
-            raise RunError(f"{out}: no run to resume (no {DEFAULT_FILENAME} there)")
-        return out
-    if store.exists():
+    if resume and not store.exists():
+        raise RunError(f"{out}: no run to resume (no {DEFAULT_FILENAME} there)")
+    if not resume and store.exists():
         raise RunError(f"{out}: already holds a run; pass --resume to continue it or choose another --out")
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -128,20 +149,39 @@ def _prepare_run_dir(out: Path, resume: bool) -> Path:
     return out
 
 
-def _open_store(run_dir: Path, problem_path: Path, source: str, entry: str, options: OptimizeOptions) -> RunStore:
-    path = run_dir / DEFAULT_FILENAME
+def _create_store(run_dir: Path, problem_path: Path, source: str, entry: str, options: OptimizeOptions) -> RunStore:
     try:
-        if not options.resume:
-            return RunStore.create(path, str(problem_path.resolve()), source, entry,
-                                   {"search": options.search.to_json(), "device": options.evaluation.device,
-                                    "specs": options.specs})
-        store = RunStore.open(path)
+        return RunStore.create(run_dir / DEFAULT_FILENAME, str(problem_path.resolve()), source, entry,
+                               {"search": options.search.to_json(), "device": options.evaluation.device,
+                                "specs": options.specs})
     except StoreError as e:
         raise RunError(str(e)) from None
-    if store.info().problem_source != source:
+
+
+def _resume_store(run_dir: Path, problem_path: Path, source: str) -> RunStore:
+    """The store in `run_dir`, sound and of a run of this very problem file."""
+    path = run_dir / DEFAULT_FILENAME
+    try:
+        store = RunStore.open(path)
+        info = store.info()
+    except StoreError as e:
+        raise RunError(str(e)) from None
+    if info.problem_source != source:
         store.close()
+        if Path(info.problem_path) != problem_path.resolve():
+            raise RunError(f"{path}: holds a run of {info.problem_path}, not of {problem_path}; choose another --out")
         raise RunError(f"{problem_path}: changed since the run in {run_dir} started; resume needs the same file")
     return store
+
+
+def _check_same_run(store: RunStore, run_dir: Path, problem: Problem, options: OptimizeOptions) -> None:
+    """Candidates judged against another entry or other inputs would not compare."""
+    info = store.info()
+    if info.entry != problem.entry:
+        raise RunError(f"{run_dir}: its run optimizes '{info.entry}', not '{problem.entry}'; "
+                       "resume needs the same --entry")
+    if info.options.get("specs", []) != options.specs:
+        raise RunError(f"{run_dir}: its run used other --inputs; resume needs the same ones")
 
 
 def _floors_in_background(problem: Problem, ceilings: Ceilings, stack: ExitStack) -> Callable[[], dict[str, float]]:

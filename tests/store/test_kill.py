@@ -94,3 +94,29 @@ def test_sigkill_at_random_moments_loses_only_the_candidate_in_flight(tmp_path: 
         assert best is None or store.evaluation(best)["status"] == "correct"
         assert store.info().state.value == "running"  # never finished: resume marks it
         assert len(store.events("resumed")) >= 1
+
+
+DIE_WHILE_CREATING = """
+import os, signal, sys
+from tritonforge.store.sqlite import RunStore
+
+init = RunStore._init
+def init_then_die(self, *args):
+    init(self, *args)  # the whole store is committed under its temporary name...
+    os.kill(os.getpid(), signal.SIGKILL)  # ...and the creator dies before giving it its name
+RunStore._init = init_then_die
+RunStore.create(sys.argv[1], "p.py", "src", "f", {})
+"""
+
+
+def test_a_creator_killed_mid_create_leaves_nothing_that_blocks_a_new_run(tmp_path: Path) -> None:
+    # A half-made store would be refused by open() (so --resume fails) and by create()
+    # (so a new run fails too): the directory would be stuck until someone deleted the file.
+    path = tmp_path / "run.sqlite"
+    proc = subprocess.run([sys.executable, "-c", DIE_WHILE_CREATING, str(path)], capture_output=True, timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert not path.exists()
+    with RunStore.create(path, "p.py", "src", "f", {}) as store:
+        assert store.info().problem_path == "p.py"
+    # Besides the store, only the dead creator's hidden temporary files, which nothing reads.
+    assert {p.name for p in tmp_path.iterdir() if not p.name.startswith(".run.sqlite.")} == {"run.sqlite"}

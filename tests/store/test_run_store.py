@@ -87,6 +87,16 @@ def test_identical_sources_are_stored_once(store: RunStore) -> None:
     assert store.pending() == [] and len(store.judged()) == 1
 
 
+def test_a_round_is_stored_whole_or_not_at_all(store: RunStore) -> None:
+    store.add_candidate(cand(1), round=0)
+    bad = Candidate(source="BLOCK = 3\n", origin="params", params={"obj": object()})
+    with pytest.raises(StoreError, match="JSON"):
+        store.add_candidates([cand(2), bad, cand(4)], round=1)
+    assert [c.key for c in store.pending()] == [cand(1).key]  # cand(2) was rolled back with the rest
+    assert store.add_candidates([cand(1), cand(2)], round=1) == [False, True]
+    assert store.last_round() == 1
+
+
 def test_pending_and_judged_in_insertion_order(store: RunStore) -> None:
     cs = [cand(n) for n in (512, 64, 2048, 128, 32)]  # keys not sorted like insertion
     for c in cs:

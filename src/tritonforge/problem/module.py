@@ -10,6 +10,7 @@ import ast
 import hashlib
 import importlib.util
 import inspect
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -22,12 +23,19 @@ from tritonforge.problem.spec import Case, Parameter, Problem, ProblemError, Tol
 def syntax_error(path: Path) -> str | None:
     """One line describing why `path` is not valid Python, or None when it parses."""
     try:
-        ast.parse(path.read_text(), filename=str(path))
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as e:
-        return f"does not parse: {e.msg} (line {e.lineno})"
+        return f"does not parse: {e.msg}" + (f" (line {e.lineno})" if e.lineno else "")
     except (OSError, UnicodeDecodeError) as e:
-        return f"cannot be read: {e}"
+        return unreadable(e)
     return None
+
+
+def unreadable(e: OSError | UnicodeDecodeError) -> str:
+    """Why a file could not be read as source, in words rather than a codec's."""
+    if isinstance(e, UnicodeDecodeError):
+        return f"is not a Python source file (byte {e.object[e.start]:#04x} at offset {e.start} is not UTF-8 text)"
+    return f"cannot be read: {e.strerror or e}"
 
 
 def import_file(path: Path, prefix: str) -> ModuleType:
@@ -79,9 +87,12 @@ class ProblemModule:
             raise ProblemError(self.path, "defines no ENTRY (set ENTRY = \"name\" or pass --entry)")
         if not isinstance(self.entry_name, str):
             raise ProblemError(self.path, f"ENTRY must be a string, not {type(self.entry_name).__name__}")
-        self.entry = getattr(self.module, self.entry_name, None)
-        if not callable(self.entry):
+        if not hasattr(self.module, self.entry_name):
             raise ProblemError(self.path, f"has no function named '{self.entry_name}' (ENTRY)")
+        self.entry = getattr(self.module, self.entry_name)
+        if not callable(self.entry):
+            raise ProblemError(self.path, f"ENTRY names '{self.entry_name}', which is not a function"
+                                          f" ({type(self.entry).__name__})")
         self.param_names = [p.name for p in signature_of(self.entry)]
         self.specs = [self._parse_spec(s) for s in specs or []]
         self.make_inputs = getattr(self.module, "make_inputs", None)
@@ -180,6 +191,9 @@ class ProblemModule:
         try:
             args = self.make_inputs(seed, device, **case.params)
         except BaseException as e:
+            if _out_of_memory(e):  # the case is too big for the device: say which, and what to do
+                raise ProblemError(self.path, f"case {case.label}: make_inputs ran out of memory"
+                                              f"{_tried(e)}; reduce SHAPES") from None
             raise ProblemError(self.path, f"make_inputs(seed={seed}, {case.label}) raised {_one_line(e)}") from None
         if not isinstance(args, tuple):
             args = tuple(args) if isinstance(args, list) else (args,)
@@ -189,3 +203,24 @@ class ProblemModule:
 def _one_line(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
+
+
+def _out_of_memory(e: BaseException) -> bool:
+    """torch.cuda.OutOfMemoryError on a GPU; a RuntimeError of the CPU allocator otherwise."""
+    text = str(e).lower()
+    return (isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError"
+            or "out of memory" in text or "can't allocate memory" in text)
+
+
+def _tried(e: BaseException) -> str:
+    """' (tried to allocate 4 PiB)', from the allocator's message (CUDA's or the CPU's), or ''."""
+    m = re.search(r"tried to allocate ([\d.]+) ?([KMGTP]i?B|bytes)", str(e), re.IGNORECASE)
+    if not m:
+        return ""
+    size, unit = float(m.group(1)), m.group(2)
+    if unit == "bytes":
+        for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+            if size < 1024 or unit == "PiB":
+                break
+            size /= 1024
+    return f" (tried to allocate {size:.3g} {unit})"

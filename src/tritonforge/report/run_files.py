@@ -76,14 +76,25 @@ def write_run_files(run_dir: Path, *, baseline_source: str, best_source: str, pr
         "summary": run_dir / "summary.json",
         "report": run_dir / "report.md",
     }
-    files["baseline"].write_text(baseline_source)
-    files["best"].write_text(best_source)
-    files["diff"].write_text("".join(difflib.unified_diff(
-        baseline_source.splitlines(keepends=True), best_source.splitlines(keepends=True),
-        fromfile=f"a/{problem_name}", tofile=f"b/{problem_name}")))
-    files["summary"].write_text(json.dumps(summary_data, indent=2) + "\n")
-    files["report"].write_text(report_markdown(summary_data, history))
+    texts = {
+        "baseline": baseline_source,
+        "best": best_source,
+        "diff": "".join(difflib.unified_diff(
+            baseline_source.splitlines(keepends=True), best_source.splitlines(keepends=True),
+            fromfile=f"a/{problem_name}", tofile=f"b/{problem_name}")),
+        "summary": json.dumps(summary_data, indent=2) + "\n",
+        "report": report_markdown(summary_data, history),
+    }
+    for name, text in texts.items():
+        _write_whole(files[name], text)
     return files
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write through a temporary file: a run killed here leaves the old file or the new, never half."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
 
 
 def report_markdown(s: dict[str, Any], history: list[Any]) -> str:

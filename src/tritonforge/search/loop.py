@@ -86,8 +86,12 @@ class Search:
     # --- files --------------------------------------------------------------------
     def path_of(self, c: Candidate) -> Path:
         path = self.workdir / "candidates" / f"{c.key}.py"
-        if not path.exists():
-            path.write_text(c.source)
+        # A run killed mid-write leaves a partial file: never judge one, rewrite it whole.
+        data = c.source.encode()  # UTF-8, as Python reads source files
+        if not path.exists() or path.read_bytes() != data:
+            tmp = path.with_suffix(".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)  # atomic: the evaluator sees the whole file or none
         return path
 
     # --- the loop -----------------------------------------------------------------
@@ -190,8 +194,7 @@ class Search:
         if not proposals:
             self.store.log_event("exhausted", {"round": state.round})
             return None
-        for c in proposals:
-            self.store.add_candidate(c, state.round)
+        self.store.add_candidates(proposals, state.round)  # the whole round, or none of it
         return self._evaluate_all(state, proposals, t0)
 
     def _propose(self, state: SearchState, want: int) -> list[Candidate]:

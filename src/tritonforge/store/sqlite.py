@@ -138,30 +138,39 @@ class RunStore:
     def create(cls, path: str | os.PathLike[str], problem_path: str, problem_source: str,
                entry: str, options: dict[str, Any], *, environment: dict[str, Any] | None = None,
                overwrite: bool = False) -> "RunStore":
-        """A new store in the file `path`; an existing file is refused unless `overwrite`."""
+        """A new store in the file `path`; an existing file is refused unless `overwrite`.
+
+        The store is made under a temporary name and linked into place whole, so a creator
+        killed half-way leaves no `path`: never a half-made file that `open` would refuse
+        and `create` would not replace, which would block the run directory for good.
+        """
         path = Path(path)
         if path.is_dir():
             raise StoreError(f"{path}: is a directory, not a TritonForge run store")
         if overwrite:
             for p in _store_files(path):
                 p.unlink(missing_ok=True)
+        if path.exists():
+            raise StoreError(f"{path}: already exists; resume it or ask to overwrite")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            # O_EXCL: two runs started on one directory must not both believe they own it.
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-        except FileExistsError:
-            raise StoreError(f"{path}: already exists; resume it or ask to overwrite") from None
+            for p in _store_files(tmp):  # left by a killed creator that had our pid
+                p.unlink(missing_ok=True)
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
         except OSError as e:
             raise StoreError(f"{path}: cannot create: {e.strerror}") from None
         try:
-            store = cls(path, _connect(path))
-            _set_pragmas(path, store._conn)
-            store._init(problem_path, problem_source, entry, options, environment or {})
-        except BaseException:
-            # A half-made file would be refused by open() and block the next create.
-            for p in _store_files(path):
+            with cls(path, _connect(tmp)) as store:
+                _set_pragmas(path, store._conn)
+                store._init(problem_path, problem_source, entry, options, environment or {})
+            # Closing the last connection checkpointed the WAL into the file and removed it.
+            if Path(f"{tmp}-wal").exists():
+                raise StoreError(f"{path}: cannot create: the journal was not checkpointed")
+            _publish(tmp, path)
+        finally:
+            for p in _store_files(tmp):
                 p.unlink(missing_ok=True)
-            raise
-        return store
+        return cls.open(path)
 
     def _init(self, problem_path: str, problem_source: str, entry: str,
               options: dict[str, Any], environment: dict[str, Any]) -> None:
@@ -200,6 +209,12 @@ class RunStore:
     def close(self) -> None:
         self._conn.close()
 
+    def discard(self) -> None:
+        """Close and delete the store: for a new run that never got past an unusable problem."""
+        self.close()
+        for p in _store_files(self.path):
+            p.unlink(missing_ok=True)
+
     def __enter__(self) -> "RunStore":
         return self
 
@@ -224,20 +239,28 @@ class RunStore:
 
     def add_candidate(self, c: Candidate, round: int) -> bool:  # noqa: A002 (the brief's name)
         """Store `c`; False when the same source is already stored (it is evaluated once)."""
-        key = c.key
-        old = self._one("SELECT source FROM candidates WHERE key = ?", key)
-        if old is not None:
-            if old["source"] != c.source:  # 64-bit key: unlikely, but never silently merge
-                raise StoreError(f"{self.path}: key collision on {key} between two sources")
-            return False
+        return self.add_candidates([c], round)[0]
+
+    def add_candidates(self, cs: list[Candidate], round: int) -> list[bool]:  # noqa: A002
+        """Store a round's candidates in one transaction: a kill leaves all of them or none,
+        so a resumed run judges the whole round it had proposed. True for each one added."""
+        added = []
         with self._write() as conn:
-            cur = conn.execute(
-                "INSERT INTO candidates (key, seq, source, origin, params, parent, description,"
-                " round, created) VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM candidates),"
-                " ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                (key, c.source, c.origin, _dumps(c.params, "params"), c.parent, c.description,
-                 round, time.time()))
-            return cur.rowcount == 1
+            for c in cs:
+                old = conn.execute("SELECT source FROM candidates WHERE key = ?", (c.key,)).fetchone()
+                if old is not None:
+                    if old["source"] != c.source:  # 64-bit key: unlikely, but never silently merge
+                        raise StoreError(f"{self.path}: key collision on {c.key} between two sources")
+                    added.append(False)
+                    continue
+                conn.execute(
+                    "INSERT INTO candidates (key, seq, source, origin, params, parent, description,"
+                    " round, created) VALUES (?, (SELECT coalesce(max(seq), 0) + 1 FROM candidates),"
+                    " ?, ?, ?, ?, ?, ?, ?)",
+                    (c.key, c.source, c.origin, _dumps(c.params, "params"), c.parent, c.description,
+                     round, time.time()))
+                added.append(True)
+        return added
 
     def candidate(self, key: str) -> Candidate | None:
         r = self._one("SELECT * FROM candidates WHERE key = ?", key)
@@ -371,6 +394,26 @@ class RunStore:
 
 def _store_files(path: Path) -> list[Path]:
     return [path, Path(f"{path}-wal"), Path(f"{path}-shm")]
+
+
+def _publish(tmp: Path, path: Path) -> None:
+    """Give the finished store its name; never replace a file that appeared meanwhile."""
+    try:
+        os.link(tmp, path)  # atomic, and refused when `path` exists: of two creators, one wins
+    except FileExistsError:
+        raise StoreError(f"{path}: already exists; resume it or ask to overwrite") from None
+    except OSError:  # a file system without hard links
+        if path.exists():
+            raise StoreError(f"{path}: already exists; resume it or ask to overwrite") from None
+        os.rename(tmp, path)
+    try:  # the new name must survive a power loss as the store's contents do
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # some file systems cannot sync a directory; the contents are synced anyway
 
 
 def _connect(path: Path) -> sqlite3.Connection:
