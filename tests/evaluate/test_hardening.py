@@ -41,3 +41,22 @@ def test_torch_ops_separates_glue_from_compute():
         x.float().sum()
     assert ops.compute() == ["add", "sum"]
     assert ops.compute(allowed={"sum"}) == ["add"]
+
+
+def test_replacing_a_torch_operator_for_the_whole_process_is_refused():
+    assert introspection("import torch\nlib = torch.library.Library('aten', 'IMPL')\n") == "uses torch.library.Library"
+    assert introspection("from torch.utils._python_dispatch import TorchDispatchMode\n")
+    assert introspection("import torch._C\n") == "imports torch._C"
+
+
+def test_a_swapped_tensor_method_is_seen():
+    from tritonforge.evaluate.integrity import Integrity
+
+    watch = Integrity()
+    assert "__add__" not in vars(torch.Tensor)  # inherited from the C base class
+    try:
+        torch.Tensor.__add__ = lambda a, b: a
+        assert "torch.Tensor.__add__" in watch.violations()
+    finally:
+        del torch.Tensor.__add__
+    assert watch.violations() == []

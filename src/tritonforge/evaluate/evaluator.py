@@ -74,6 +74,7 @@ class Evaluator:
         self.worker = worker
         self.options = options
         self._env: dict[str, Any] | None = None
+        self._prepared_start = -1  # the worker start whose process ran the problem's own checks
 
     @property
     def cases(self) -> list[Case]:
@@ -122,8 +123,26 @@ class Evaluator:
             ups.append(speedup(samples["baseline"], samples["candidate"]))
         return ups
 
+    def _prepare(self) -> None:
+        """Run the problem's own checks in a fresh worker before it imports any candidate."""
+        if self._prepared_start == self.worker.starts and self.worker.alive():
+            return
+        req = {"op": "prepare", **_problem_fields(self.problem.path, self.problem.entry, self.problem.inputs_specs),
+               "cases": [c.to_json() for c in self.cases], "seed": secrets.randbits(31)}
+        reply = self.worker.request(req, self.options.check_timeout_s)
+        r = reply.result
+        if r is None:
+            raise ProblemError(self.problem.path, f"{reply.phase or 'loading'} {_failure_words(reply)}")
+        if "problem_error" in r:
+            raise ProblemError(self.problem.path, r["problem_error"])
+        if "internal_error" in r:
+            raise ProblemError(self.problem.path, f"could not be checked: {r['internal_error']}")
+        self._prepared_start = self.worker.starts
+
     # --- one case -----------------------------------------------------------------
     def _request(self, op: str, candidate: Path | None, case: Case, timeout: float, **extra: Any) -> Reply:
+        if candidate is not None:
+            self._prepare()
         req = {"op": op, **_problem_fields(self.problem.path, self.problem.entry, self.problem.inputs_specs),
                "candidate": str(Path(candidate).resolve()) if candidate else None, "case": case.to_json(), **extra}
         return self.worker.request(req, timeout)
@@ -165,6 +184,12 @@ class Evaluator:
                                message=f"evaluator error: {r['internal_error']}")
         if r is not None and not r.get("fatal"):
             return None
+        if r is None and candidate is not None and reply.phase in ("entry", "reference") \
+                and self._prepared_start == self.worker.starts:
+            # This process ran the problem's own code fine before it imported the candidate.
+            status = Status.TIMEOUT if reply.failure == "timeout" else Status.CRASH
+            return CaseVerdict(case=case.label, status=status,
+                               message=f"the {reply.phase} {_failure_words(reply)} once the candidate was loaded")
         if r is None and reply.phase in _PROBLEM_PHASES:
             raise ProblemError(self.problem.path, f"{reply.phase or 'loading'} on {case.label} "
                                                   f"{_failure_words(reply)}")

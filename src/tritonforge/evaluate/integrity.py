@@ -7,6 +7,7 @@ candidate; a candidate whose import or call leaves any of them changed is refuse
 from __future__ import annotations
 
 import importlib
+import types
 from typing import Any
 
 # (module, dotted attribute) pairs whose identity must not change.
@@ -41,8 +42,32 @@ def _resolve(module: str, dotted: str) -> Any:
     return obj
 
 
+# Namespaces watched whole: a reference computed in this process runs through them, so a
+# candidate that swaps any of their functions (torch.Tensor.__add__, torch.softmax...) would
+# change the answer it is judged against.
+NAMESPACES: list[tuple[str, str]] = [("torch", "Tensor"), ("torch", ""), ("torch.nn.functional", ""),
+                                     ("torch", "cuda"), ("torch", "_C.TensorBase")]
+
+
+def _members(module: str, dotted: str) -> dict[str, int]:
+    obj = _resolve(module, dotted) if dotted else importlib.import_module(module)
+    # Submodules appear as attributes whenever torch imports one lazily: not a replacement.
+    return {k: id(v) for k, v in vars(obj).items() if not isinstance(v, types.ModuleType)}
+
+
+def _mode_stacks() -> tuple[int, int]:
+    """Torch function and dispatch modes left active (a candidate's mode would see every op)."""
+    import torch
+
+    fn = getattr(torch._C, "_len_torch_function_stack", lambda: 0)
+    dispatch = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
+    return fn(), dispatch()
+
+
 class Integrity:
     def __init__(self, watched: list[tuple[str, str]] = WATCHED) -> None:
+        self.members = {f"{m}.{d}".rstrip("."): _members(m, d) for m, d in NAMESPACES}
+        self.modes = _mode_stacks()
         self.expected: dict[str, Any] = {}
         for module, dotted in watched:
             try:
@@ -60,4 +85,10 @@ class Integrity:
                 continue
             if now is not value:
                 bad.append(name)
+        for (module, dotted), (name, before) in zip(NAMESPACES, self.members.items()):
+            now = _members(module, dotted)
+            changed = [k for k in before.keys() | now.keys() if before.get(k) != now.get(k)]
+            bad += [f"{name}.{k}" for k in sorted(changed)[:3]]
+        if _mode_stacks() != self.modes:
+            bad.append("a torch function or dispatch mode left active")
         return bad

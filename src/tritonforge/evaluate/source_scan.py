@@ -1,9 +1,9 @@
 """A tripwire, not a sandbox: refuse candidate source that reaches into the evaluator.
 
 Candidates run in the evaluator's process, so Python could walk its frames (to read the
-seeds or the reference's output), patch it through ctypes, or import it. None of that is
-needed to write a kernel; a candidate whose source names these things is refused before
-it is imported. Code that hides the names (strings built at run time) is not caught here;
+seeds or the reference's output), patch it through ctypes, import it, or replace a torch
+operator for the whole process (torch.library, modes). None of that is needed to write a
+kernel; a candidate whose source names these things is refused before it is imported. Code that hides the names (strings built at run time) is not caught here;
 the other checks (fresh inputs, verified timed outputs, watched attributes) still apply.
 """
 
@@ -19,6 +19,25 @@ ATTRIBUTES = frozenset({"_getframe", "f_back", "f_locals", "f_globals", "tb_fram
                         "get_objects", "get_referrers"})
 
 
+# Torch's ways to replace an operator for the whole process (the reference's included).
+TORCH_OVERRIDES = ("torch.library", "torch._C", "torch.ops", "torch.overrides", "torch.utils._python_dispatch",
+                   "torch._dynamo", "torch._library")
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _overrides(name: str) -> bool:
+    return any(name == t or name.startswith(t + ".") for t in TORCH_OVERRIDES)
+
+
 def introspection(source: str) -> str | None:
     """What in `source` reaches into the running evaluator, or None."""
     try:
@@ -28,10 +47,14 @@ def introspection(source: str) -> str | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] in MODULES:
+                if alias.name.split(".")[0] in MODULES or _overrides(alias.name):
                     return f"imports {alias.name}"
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in MODULES:
+        elif isinstance(node, ast.ImportFrom) and node.module and (
+                node.module.split(".")[0] in MODULES or _overrides(node.module)
+                or any(_overrides(f"{node.module}.{a.name}") for a in node.names)):
             return f"imports from {node.module}"
+        elif isinstance(node, ast.Attribute) and _overrides(_dotted(node)):
+            return f"uses {_dotted(node)}"
         elif isinstance(node, ast.Name) and node.id in NAMES:
             return f"calls {node.id}()"
         elif isinstance(node, ast.Attribute) and node.attr in ATTRIBUTES:

@@ -54,7 +54,10 @@ class Worker:
         self.repeats = 2 if device == "cuda" else 1
         self.violations: list[str] = []  # what guarded (timed) calls did wrong
         self.candidate_ops: set[str] = set()
+        self.candidate_loaded = False  # whether any candidate was imported in this process
         self.launches = LaunchCounter()  # wraps JITFunction.run: before the snapshot below
+        with TorchOps(self.launches, None):  # its first use imports torch._dynamo, which patches torch
+            torch.empty(1)
         self.integrity = Integrity()
 
     # --- protocol -----------------------------------------------------------------
@@ -95,6 +98,25 @@ class Worker:
     def op_env(self, req: dict[str, Any]) -> dict[str, Any]:
         return environment(self.device)
 
+    def op_prepare(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The problem's own checks on every case, before any candidate is imported here.
+
+        Repeatable inputs and a deterministic reference, seen in a process no candidate has
+        touched: a reference that fails later, with a candidate loaded, is then its fault.
+        """
+        pm = self.problem(req)
+        reference = pm.reference or pm.entry
+        for raw in req["cases"]:
+            case = Case.from_json(raw)
+            key = (req["problem"], case.label)
+            self.phase("make_inputs")
+            args = pm.make_args(case, req["seed"], self.device)
+            self.check_repeatable_inputs(pm, case, req["seed"], args, key)
+            self.phase("reference")
+            pristine = cmp.snapshot(args)
+            _poison(self.call_reference(pm, reference, args, case, key, pristine))
+        return {"prepared": len(req["cases"]), "candidate_loaded": self.candidate_loaded}
+
     def op_check(self, req: dict[str, Any]) -> dict[str, Any]:
         pm = self.problem(req)
         case = Case.from_json(req["case"])
@@ -128,7 +150,14 @@ class Worker:
             if problem:
                 raise CandidateFault(Status.WRONG, problem)
             self.phase("reference")
-            want = self.call_reference(pm, reference, ref_args, case, key, before)
+            try:
+                want = self.call_reference(pm, reference, ref_args, case, key, before)
+            except ProblemError as e:
+                if not (req.get("candidate") and key in self.deterministic):
+                    raise
+                # The reference passed its checks here before this candidate was imported.
+                raise CandidateFault(Status.ERROR, f"the reference failed once the candidate was loaded: "
+                                                   f"{e.what}", fatal=True) from None
             self.phase("checks")
             want = with_outputs(want, ref_args, pm)
             for call, (out, call_args) in enumerate(outs):
@@ -196,8 +225,9 @@ class Worker:
             self.phase("entry")
             ops = TorchOps(self.launches, self.timed_stream())
             with ops:
-                pm.entry(*cmp.snapshot(pristine))
+                out = pm.entry(*cmp.snapshot(pristine))
             _sync(self.device)
+            _poison(out)  # a later candidate must not find this answer in freed memory
             self.entry_ops[key] = ops.ops
         return self.entry_ops[key]
 
@@ -288,10 +318,18 @@ class Worker:
             self.phase("make_inputs")
             self.args_cache = {key: pm.make_args(case, 0, "cpu")}
         self.phase("compile")
+        args = self.args_cache[key]
+        shapes = _layout(args)
         try:
-            records = capture_launches(entry, self.args_cache[key], execute=False)
+            records = capture_launches(entry, args, execute=False)
         except Exception as e:
             raise CandidateFault(Status.ERROR, f"while capturing its launches: {_one_line(e)}") from None
+        tampered = self.integrity.violations()
+        if tampered:
+            raise CandidateFault(Status.REJECTED, f"the candidate replaced {tampered}", fatal=True)
+        if _layout(args) != shapes:  # these arguments serve the next candidates too
+            self.args_cache = {}
+            raise CandidateFault(Status.REJECTED, "the entry changed its arguments' shapes or strides", fatal=True)
         if not records:
             raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel")
         launches = _compile_all(records, int(req.get("arch", 90)))
@@ -368,6 +406,7 @@ class Worker:
         reach = introspection(Path(path).read_text(errors="replace"))
         if reach:
             raise CandidateFault(Status.REJECTED, f"{path} {reach}: a candidate may not reach into the evaluator")
+        self.candidate_loaded = True
         try:
             module = import_file(Path(path), "candidate")
         except BaseException as e:
@@ -516,6 +555,11 @@ def _driver_version() -> str | None:
 def _sync(device: str) -> None:
     if device != "cpu":
         timing._synchronize()
+
+
+def _layout(args: tuple) -> list[Any]:
+    return [(tuple(a.shape), a.stride(), a.dtype, a.data_ptr()) if isinstance(a, torch.Tensor) else repr(a)
+            for a in args]
 
 
 def _same(a: Any, b: Any) -> bool:
