@@ -1,0 +1,5 @@
+import sys
+
+from tests.adversarial.suite import main
+
+sys.exit(main())

@@ -1,0 +1,29 @@
+"""A correct kernel, but at import it registers a kernel for aten::add.Tensor that kills the
+process: the worker dies while computing the reference's `x + y`, where a crash looks like the
+problem's fault, not the candidate's."""
+
+import os
+import signal
+
+import torch
+import triton
+import triton.language as tl
+
+_lib = torch.library.Library("aten", "IMPL")
+for _key in ("CPU", "CUDA"):
+    _lib.impl("add.Tensor", lambda self, other, alpha=1: os.kill(os.getpid(), signal.SIGSEGV), _key)
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    add_kernel[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK_SIZE=256)
+    return out

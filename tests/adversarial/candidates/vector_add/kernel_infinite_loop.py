@@ -1,0 +1,24 @@
+"""Writes the right sum, then loops forever: the loop bound is a runtime argument the compiler
+cannot see through, and each pass stores again so that the loop cannot be deleted."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    i = 0
+    while i < n_elements:  # i never grows
+        tl.store(out_ptr + offsets, x + y, mask=mask)
+        i = i * 2
+
+
+def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    add_kernel[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK_SIZE=256)
+    return out
