@@ -51,8 +51,11 @@ NAMESPACES: list[tuple[str, str]] = [("torch", "Tensor"), ("torch", ""), ("torch
 
 def _members(module: str, dotted: str) -> dict[str, int]:
     obj = _resolve(module, dotted) if dotted else importlib.import_module(module)
-    # Submodules appear as attributes whenever torch imports one lazily: not a replacement.
-    return {k: id(v) for k, v in vars(obj).items() if not isinstance(v, types.ModuleType)}
+    # Public functions, classes and operators only: torch rebinds private state as it goes
+    # (CUDA's lazy init sets torch.cuda._initialized, caches device properties...), and
+    # submodules appear as attributes whenever torch imports one lazily.
+    return {k: id(v) for k, v in vars(obj).items()
+            if callable(v) and not isinstance(v, types.ModuleType) and (k.startswith("__") or not k.startswith("_"))}
 
 
 def _mode_stacks() -> tuple[int, int]:

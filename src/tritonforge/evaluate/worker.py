@@ -58,6 +58,9 @@ class Worker:
         self.launches = LaunchCounter()  # wraps JITFunction.run: before the snapshot below
         with TorchOps(self.launches, None):  # its first use imports torch._dynamo, which patches torch
             torch.empty(1)
+        if device == "cuda":  # CUDA's lazy init rebinds parts of torch.cuda: let it happen first
+            torch.cuda.init()
+            torch.cuda.current_stream().synchronize()
         self.integrity = Integrity()
 
     # --- protocol -----------------------------------------------------------------
