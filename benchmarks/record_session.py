@@ -33,13 +33,15 @@ def summary(d: Path, name: str) -> dict | None:
 def header(d: Path) -> list[str]:
     s = next(filter(None, (summary(d, ex) for ex in EXAMPLES)))
     dev, v = s["device"], s["versions"]
-    steps = [st for f in sorted(d.glob("session-*.json")) for st in json.loads(f.read_text())["steps"]]
+    steps = [(f.stem, st) for f in sorted(d.glob("session-*.json")) for st in json.loads(f.read_text())["steps"]]
     rows = [f"GPU {dev['gpu']} ({dev['sm_count']} SMs), driver {dev['driver']}, CUDA {dev['cuda']}; "
             f"{', '.join(f'{k} {x}' for k, x in v.items())}; Nsight Compute 2025.3.1.", "",
             "Made by `python3 benchmarks/gpu_session.py DIR --only ...` in several device calls (the steps, their "
             "commands and times are in the session-*.json files), then `python3 benchmarks/record_session.py "
-            f"benchmarks/results/{d.name}`.", "", "| step | rc | seconds |", "|---|---:|---:|"]
-    rows += [f"| {st['step']} | {st.get('rc', 'skipped')} | {st.get('seconds', '')} |" for st in steps]
+            f"benchmarks/results/{d.name}`. Where a step ran in two calls, the tables use the later one; the earlier "
+            "files carry a `-call1` suffix (runs-call1/, ratios-call1.json).", "",
+            "| call | step | rc | seconds |", "|---|---|---:|---:|"]
+    rows += [f"| {call} | {st['step']} | {st.get('rc', 'skipped')} | {st.get('seconds', '')} |" for call, st in steps]
     return rows
 
 
@@ -132,13 +134,17 @@ def floor_table(d: Path) -> list[str]:
     return rows
 
 
-def adversarial_table(d: Path) -> list[str]:
-    rows = ["| row | kind | problem | expected | got | good candidate after it | s | message |",
-            "|---|---|---|---|---|---|---:|---|"]
-    for r in json.loads((d / "adversarial.json").read_text())["results"]:
-        msg = (r.get("message") or "").replace("|", "\\|")[:140]
-        rows.append(f"| {r['name']} | {r['kind']} | {r['problem']} | {r['expected']} | {r['got']} | "
-                    f"{'correct' if r.get('next_ok') else 'NOT correct'} | {r.get('seconds', 0):.1f} | {msg} |")
+def adversarial_table(d: Path, name: str = "adversarial.json") -> list[str]:
+    data = json.loads((d / name).read_text())
+    results = data["results"]
+    held = sum(r["holds"] for r in results)
+    rows = [f"{held} of {len(results)} rows hold on `{data['device']}` ({data['seconds']:.0f} s). 'good after': the "
+            "problem file itself, judged right after the row by the same evaluator, was still correct.", "",
+            "| row | kind | expected | got | holds | good after | s | message |", "|---|---|---|---|---|---|---:|---|"]
+    for r in results:
+        msg = (r.get("message") or "").replace("|", "\\|").replace("\n", " ")[:150]
+        rows.append(f"| {r['row']} | {r['kind']} | {r['expected']} | {r['got']} | {'yes' if r['holds'] else 'NO'} | "
+                    f"{'yes' if r['good_after'] else 'NO'} | {r['seconds']:.2f} | {msg} |")
     return rows
 
 
@@ -155,6 +161,8 @@ SECTIONS = [
     ("Roofline: % of floor, baseline and best", "logs/profile_matmul.log", floor_table),
     ("Adversarial suite on the GPU (python -m tests.adversarial --device cuda)", "adversarial.json",
      adversarial_table),
+    ("Adversarial suite in Triton's interpreter (this CPU machine, Triton 3.9.0; CI runs the same rows)",
+     "adversarial-cpu.json", lambda d: adversarial_table(d, "adversarial-cpu.json")),
     ("GPU tests (pytest -m gpu)", "logs/gpu_tests.log", lambda d: tail(d, "gpu_tests")),
     ("optimize --ncu (softmax, budget 12)", "logs/optimize_ncu_softmax.log",
      lambda d: tail(d, "optimize_ncu_softmax", 12)),
