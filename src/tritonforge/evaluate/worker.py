@@ -50,11 +50,11 @@ class Worker:
         self.args_cache: dict[tuple, tuple] = {}
         self.entry_ops: dict[tuple, set[str]] = {}  # (problem, case) -> torch ops its entry runs
         self.deterministic: set[tuple] = set()  # (problem, case) whose reference was seen repeatable
+        self.repeatable: set[tuple] = set()  # (problem, case) whose make_inputs gave the same inputs twice
         # A GPU can interleave programs differently on each call; the interpreter cannot.
         self.repeats = 2 if device == "cuda" else 1
         self.violations: list[str] = []  # what guarded (timed) calls did wrong
         self.candidate_ops: set[str] = set()
-        self.candidate_loaded = False  # whether any candidate was imported in this process
         self.launches = LaunchCounter()  # wraps JITFunction.run: before the snapshot below
         with TorchOps(self.launches, None):  # its first use imports torch._dynamo, which patches torch
             torch.empty(1)
@@ -118,7 +118,7 @@ class Worker:
             self.phase("reference")
             pristine = cmp.snapshot(args)
             _poison(self.call_reference(pm, reference, args, case, key, pristine))
-        return {"prepared": len(req["cases"]), "candidate_loaded": self.candidate_loaded}
+        return {"prepared": len(req["cases"])}
 
     def op_check(self, req: dict[str, Any]) -> dict[str, Any]:
         pm = self.problem(req)
@@ -184,13 +184,13 @@ class Worker:
 
     def check_repeatable_inputs(self, pm: ProblemModule, case: Case, seed: int, args: tuple, key: tuple) -> None:
         """The same seed must give the same inputs: timed outputs are checked on regenerated ones."""
-        if ("inputs",) + key in self.deterministic:
+        if key in self.repeatable:
             return
         again = pm.make_args(case, seed, self.device)
         if any(not _same(a, b) for a, b in zip(args, again)):
             raise ProblemError(pm.path, f"make_inputs(seed={seed}, {case.label}) gives different inputs for the "
                                         "same seed; draw them from a torch.Generator seeded with `seed`")
-        self.deterministic.add(("inputs",) + key)
+        self.repeatable.add(key)
 
     def call_reference(self, pm: ProblemModule, reference: Callable, ref_args: tuple, case: Case, key: tuple,
                        pristine: list[Any]) -> Any:
@@ -409,7 +409,6 @@ class Worker:
         reach = introspection(Path(path).read_text(errors="replace"))
         if reach:
             raise CandidateFault(Status.REJECTED, f"{path} {reach}: a candidate may not reach into the evaluator")
-        self.candidate_loaded = True
         try:
             module = import_file(Path(path), "candidate")
         except BaseException as e:
