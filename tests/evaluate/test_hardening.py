@@ -60,3 +60,18 @@ def test_a_swapped_tensor_method_is_seen():
     finally:
         del torch.Tensor.__add__
     assert watch.violations() == []
+
+
+def test_candidates_see_no_credentials_and_run_in_a_temporary_directory(monkeypatch):
+    from tests.conftest import EXAMPLES, FIXTURES
+    from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
+    from tritonforge.evaluate.pool import WorkerProcess
+    from tritonforge.evaluate.verdict import Status
+
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "TF_TEST_PASSWORD"):
+        monkeypatch.setenv(name, "s3cret")
+    with WorkerProcess("cpu") as worker:
+        evaluator = Evaluator(load_problem(EXAMPLES / "vector_add.py", worker), worker,
+                              EvalOptions(device="cpu", measure=False))
+        verdict = evaluator.evaluate(FIXTURES / "candidates" / "add_reads_secrets.py")
+    assert verdict.status is Status.CORRECT, verdict.message
