@@ -6,12 +6,14 @@ so that the command line stays a thin shell over it.
 
 from __future__ import annotations
 
+import fcntl
+import os
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tritonforge.analyze import case_work, gpu_ceilings, ncu_profile
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
@@ -60,9 +62,10 @@ def optimize(problem_path: Path, options: OptimizeOptions,
     problem_path = Path(problem_path)
     source = _read(problem_path)
     run_dir = _prepare_run_dir(options.out, options.resume)
-    # A store given to --resume is checked before any work is spent on the problem.
-    resumed = _resume_store(run_dir, problem_path, source) if options.resume else None
     with ExitStack() as stack:
+        stack.enter_context(_run_lock(run_dir))
+        # A store given to --resume is checked before any work is spent on the problem.
+        resumed = _resume_store(run_dir, problem_path, source) if options.resume else None
         if resumed:
             stack.callback(resumed.close)
         worker = stack.enter_context(WorkerProcess(options.evaluation.device))
@@ -147,6 +150,25 @@ def _prepare_run_dir(out: Path, resume: bool) -> Path:
     except OSError as e:
         raise RunError(f"{out}: cannot write the run directory ({e.strerror or e})") from None
     return out
+
+
+@contextmanager
+def _run_lock(run_dir: Path) -> Iterator[None]:
+    """One optimize per run directory: a second one would judge the same candidates again.
+
+    An advisory lock on the directory itself (no lock file to leave behind), which the
+    kernel drops when its process dies, so a killed run never leaves its directory locked.
+    """
+    fd = os.open(run_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise RunError(f"{run_dir}: another optimize is using this run; wait for it to end "
+                           "or choose another --out") from None
+        yield
+    finally:
+        os.close(fd)
 
 
 def _create_store(run_dir: Path, problem_path: Path, source: str, entry: str, options: OptimizeOptions) -> RunStore:

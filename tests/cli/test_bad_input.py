@@ -181,3 +181,18 @@ def test_a_store_of_another_problem_or_entry_is_refused_and_left_as_it_is(tmp_pa
     line = one_error_line(optimize(VECTOR_ADD, other_entry, "--resume", "--entry", "reference"))
     assert f"{other_entry}: its run optimizes 'add', not 'reference'" in line
     assert store.read_bytes() == before
+
+
+def test_a_run_in_use_by_another_optimize_is_refused(tmp_path):
+    import fcntl
+
+    out = tmp_path / "run"
+    out.mkdir()
+    held = os.open(out, os.O_RDONLY)  # the lock a running optimize holds on its directory
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        line = one_error_line(optimize(VECTOR_ADD, out))
+    finally:
+        os.close(held)
+    assert "another optimize is using this run" in line
+    assert list(out.iterdir()) == []
