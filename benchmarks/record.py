@@ -15,14 +15,8 @@ import sys
 from pathlib import Path
 
 EXAMPLES = ["vector_add", "matmul", "softmax", "rmsnorm", "silu_mul", "col_sum"]
-BOTTLENECKS = {"mem_peak": "memory-bound near peak", "mem_strided": "memory-bound, uncoalesced (strided)",
-               "occupancy_regs": "occupancy-limited by registers", "spills": "register spills",
-               "tiny_grid": "launch-bound tiny grid", "matmul_tc": "tensor-core bound"}
-
-
-def log_json(path: Path) -> dict:
-    text = path.read_text()
-    return json.loads(text[text.index("\n{") + 1:])
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record_session import log_json, ncu_table  # noqa: E402  (the later sessions' page shares these)
 
 
 def optimize_table(d: Path) -> list[str]:
@@ -107,19 +101,6 @@ def ceilings_lines(d: Path) -> list[str]:
             f"torch: fp16 {m['fp16'] / 1e12:.0f}, bf16 {m['bf16'] / 1e12:.0f}, tf32 {m['tf32'] / 1e12:.0f}, "
             f"fp32 {m['fp32'] / 1e12:.0f} TFLOP/s ({c['source']}, {c['measured_at']}). The device notes say about "
             f"4.3 TB/s and 790 TFLOP/s bf16. CUDA-core fp32 rate: datasheet 67 TFLOP/s (labelled)."]
-
-
-def ncu_table(d: Path) -> list[str]:
-    rows = ["| kernel (benchmarks/bottlenecks/) | built to be | main finding | score | key evidence | ncu wall s |",
-            "|---|---|---|---:|---|---:|"]
-    for k, expected in BOTTLENECKS.items():
-        j = log_json(d / "logs" / f"ncu_{k}.log")["ncu"]
-        for kern in j["kernels"]:
-            m = kern["main"] or {}
-            ev = ", ".join(f"{a}={b:.3g}" if isinstance(b, float) else f"{a}={b}"
-                           for a, b in list((m.get("evidence") or {}).items())[:4])
-            rows.append(f"| {k} | {expected} | {m.get('kind', '-')} | {m.get('score', 0):.2f} | {ev} | {j['wall_s']:.1f} |")
-    return rows
 
 
 def main() -> None:
