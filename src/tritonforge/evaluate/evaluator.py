@@ -59,13 +59,18 @@ def load_problem(path: Path, worker: WorkerProcess, *, entry: str | None = None,
     if where:
         raise ProblemError(path, where)
     reply = worker.request({"op": "describe", **_problem_fields(path, entry, specs)}, timeout)
+    return Problem.from_json(_problem_answer(path, reply, "loading it", "loaded")["problem"])
+
+
+def _problem_answer(path: Path, reply: Reply, doing: str, done: str) -> dict[str, Any]:
+    """The answer to a request about the problem alone; any failure is the problem's (one line)."""
     if reply.result is None:
-        raise ProblemError(path, f"loading it {_failure_words(reply)}")
+        raise ProblemError(path, f"{doing} {_failure_words(reply)}")
     if "problem_error" in reply.result:
         raise ProblemError(path, reply.result["problem_error"])
     if "internal_error" in reply.result:
-        raise ProblemError(path, f"could not be loaded: {reply.result['internal_error']}")
-    return Problem.from_json(reply.result["problem"])
+        raise ProblemError(path, f"could not be {done}: {reply.result['internal_error']}")
+    return reply.result
 
 
 class Evaluator:
@@ -130,13 +135,7 @@ class Evaluator:
         req = {"op": "prepare", **_problem_fields(self.problem.path, self.problem.entry, self.problem.inputs_specs),
                "cases": [c.to_json() for c in self.cases], "seed": secrets.randbits(31)}
         reply = self.worker.request(req, self.options.check_timeout_s)
-        r = reply.result
-        if r is None:
-            raise ProblemError(self.problem.path, f"{reply.phase or 'loading'} {_failure_words(reply)}")
-        if "problem_error" in r:
-            raise ProblemError(self.problem.path, r["problem_error"])
-        if "internal_error" in r:
-            raise ProblemError(self.problem.path, f"could not be checked: {r['internal_error']}")
+        _problem_answer(self.problem.path, reply, reply.phase or "loading", "checked")
         self._prepared_start = self.worker.starts
 
     # --- one case -----------------------------------------------------------------

@@ -53,6 +53,10 @@ class LaunchCounter:
         run._tf_counted = True  # type: ignore[attr-defined]
         cls.run = run
 
+    def off_stream(self, stream: int | None) -> bool:
+        """Whether a launch since the last reset went to another stream than `stream` (None: no CUDA)."""
+        return stream is not None and bool(self.streams - {stream})
+
     def reset(self) -> None:
         self.count = 0
         self.streams.clear()

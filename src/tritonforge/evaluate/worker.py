@@ -24,7 +24,7 @@ from tritonforge.evaluate.launches import LaunchCounter
 from tritonforge.evaluate.source_scan import introspection
 from tritonforge.evaluate.torch_ops import TorchOps, computing
 from tritonforge.evaluate.verdict import Status
-from tritonforge.problem.module import ProblemModule, import_file, signature_of, syntax_error
+from tritonforge.problem.module import ProblemModule, import_file, out_of_memory, signature_of, syntax_error
 from tritonforge.problem.spec import Case, ProblemError
 
 import torch
@@ -291,7 +291,7 @@ class Worker:
             out = fn(*args)
             if launches.supported and launches.count == before:
                 self.violations.append("a call launched no Triton kernel")
-            if stream is not None and launches.streams - {stream}:
+            if launches.off_stream(stream):
                 self.violations.append("a kernel was launched on another stream than the timed one")
             return with_outputs(out, args, pm)
 
@@ -450,7 +450,7 @@ class Worker:
             raise CandidateFault(Status.REJECTED, f"the candidate replaced {tampered}", fatal=True)
         if self.launches.supported and self.launches.count == 0:
             raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel")
-        if stream is not None and (ops.foreign_stream or self.launches.streams - {stream}):
+        if ops.foreign_stream or self.launches.off_stream(stream):
             raise CandidateFault(Status.REJECTED, "the entry ran work on another CUDA stream than the "
                                                   "current one, where the evaluator's events cannot see it")
         subclass = next((type(t).__name__ for t in cmp.tensors(out) if type(t) is not torch.Tensor), None)
@@ -513,8 +513,7 @@ def check_inputs(pm: ProblemModule, args: tuple, seed: int) -> tuple:
 def classify(e: BaseException) -> CandidateFault:
     text = _one_line(e)
     name = type(e).__name__
-    if isinstance(e, torch.cuda.OutOfMemoryError) or any(
-            s in text.lower() for s in ("out of memory", "can't allocate memory")):
+    if out_of_memory(e):
         return CandidateFault(Status.OOM, text, fatal=True)
     if name in ("CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "PTXASError") or \
             type(e).__module__.startswith("triton.compiler"):

@@ -191,7 +191,7 @@ class ProblemModule:
         try:
             args = self.make_inputs(seed, device, **case.params)
         except BaseException as e:
-            if _out_of_memory(e):  # the case is too big for the device: say which, and what to do
+            if out_of_memory(e):  # the case is too big for the device: say which, and what to do
                 raise ProblemError(self.path, f"case {case.label}: make_inputs ran out of memory"
                                               f"{_tried(e)}; reduce SHAPES") from None
             raise ProblemError(self.path, f"make_inputs(seed={seed}, {case.label}) raised {_one_line(e)}") from None
@@ -205,7 +205,7 @@ def _one_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0]}" if text else type(e).__name__
 
 
-def _out_of_memory(e: BaseException) -> bool:
+def out_of_memory(e: BaseException) -> bool:
     """torch.cuda.OutOfMemoryError on a GPU; a RuntimeError of the CPU allocator otherwise."""
     text = str(e).lower()
     return (isinstance(e, MemoryError) or type(e).__name__ == "OutOfMemoryError"

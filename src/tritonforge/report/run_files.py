@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonforge.evaluate.verdict import Verdict
+from tritonforge.files import write_whole
 
 
 def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdict, best: Any, improved: bool,
@@ -86,15 +87,8 @@ def write_run_files(run_dir: Path, *, baseline_source: str, best_source: str, pr
         "report": report_markdown(summary_data, history),
     }
     for name, text in texts.items():
-        _write_whole(files[name], text)
+        write_whole(files[name], text)  # a run killed here leaves the old file or the new
     return files
-
-
-def _write_whole(path: Path, text: str) -> None:
-    """Write through a temporary file: a run killed here leaves the old file or the new, never half."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
 
 
 def report_markdown(s: dict[str, Any], history: list[Any]) -> str:

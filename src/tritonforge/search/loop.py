@@ -15,6 +15,7 @@ from typing import Any, Callable, Protocol
 
 from tritonforge.evaluate.evaluator import Evaluator
 from tritonforge.evaluate.verdict import Status, Verdict
+from tritonforge.files import write_whole
 from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy
 
 BASELINE = "baseline"
@@ -89,9 +90,7 @@ class Search:
         # A run killed mid-write leaves a partial file: never judge one, rewrite it whole.
         data = c.source.encode()  # UTF-8, as Python reads source files
         if not path.exists() or path.read_bytes() != data:
-            tmp = path.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            tmp.replace(path)  # atomic: the evaluator sees the whole file or none
+            write_whole(path, data)
         return path
 
     # --- the loop -----------------------------------------------------------------
