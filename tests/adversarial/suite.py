@@ -25,7 +25,7 @@ from pathlib import Path
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, default_device, load_problem
 from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.evaluate.timing import TimingConfig
-from tritonforge.evaluate.verdict import Status
+from tritonforge.domain.verdict import Status
 from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.problem.spec import Problem
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner, Result
 
 from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.cli import EXIT_UNUSABLE, app
-from tritonforge.evaluate.verdict import Status, Verdict
+from tritonforge.domain.verdict import Status, Verdict
 from tritonforge.store import RunStore
 from tritonforge.strategies.base import Candidate
 

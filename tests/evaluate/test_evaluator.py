@@ -11,7 +11,7 @@ from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
 from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.evaluate.timing import TimingConfig
-from tritonforge.evaluate.verdict import Status
+from tritonforge.domain.verdict import Status
 
 CANDIDATES = FIXTURES / "candidates"
 ADD = EXAMPLES / "vector_add.py"

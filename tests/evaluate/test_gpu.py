@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
 from tritonforge.evaluate.pool import WorkerProcess
-from tritonforge.evaluate.verdict import Status
+from tritonforge.domain.verdict import Status
 
 pytestmark = pytest.mark.gpu
 CANDIDATES = FIXTURES / "candidates"

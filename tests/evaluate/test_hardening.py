@@ -66,7 +66,7 @@ def test_candidates_see_no_credentials_and_run_in_a_temporary_directory(monkeypa
     from tests.conftest import EXAMPLES, FIXTURES
     from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
     from tritonforge.evaluate.pool import WorkerProcess
-    from tritonforge.evaluate.verdict import Status
+    from tritonforge.domain.verdict import Status
 
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "TF_TEST_PASSWORD"):
         monkeypatch.setenv(name, "s3cret")

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import EXAMPLES
 from tritonforge.evaluate.evaluator import load_problem
 from tritonforge.evaluate.pool import WorkerProcess
-from tritonforge.evaluate.verdict import Status
+from tritonforge.domain.verdict import Status
 from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.strategies.launch_params import rewrite
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tritonforge.evaluate.verdict import CaseVerdict, Speedup, Status, Timing, Verdict
+from tritonforge.domain.verdict import CaseVerdict, Speedup, Status, Timing, Verdict
 from tritonforge.store import RunState, RunStore, StoreError
 from tritonforge.strategies.base import Candidate
 

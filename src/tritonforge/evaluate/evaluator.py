@@ -14,7 +14,7 @@ from typing import Any
 from tritonforge.evaluate.pool import Reply, WorkerProcess
 from tritonforge.evaluate.stats import speedup, summarize
 from tritonforge.evaluate.timing import TimingConfig
-from tritonforge.evaluate.verdict import CaseVerdict, Speedup, Status, Verdict, worst
+from tritonforge.domain.verdict import CaseVerdict, Speedup, Status, Verdict, worst
 from tritonforge.problem.module import syntax_error
 from tritonforge.problem.spec import Case, Problem, ProblemError
 

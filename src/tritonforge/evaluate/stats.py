@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritonforge.evaluate.verdict import Speedup, Timing
+from tritonforge.domain.verdict import Speedup, Timing
 
 
 def summarize(samples_ms: list[float]) -> Timing:

@@ -23,7 +23,7 @@ from tritonforge.evaluate.integrity import Integrity
 from tritonforge.evaluate.launches import LaunchCounter
 from tritonforge.evaluate.source_scan import introspection
 from tritonforge.evaluate.torch_ops import TorchOps, computing
-from tritonforge.evaluate.verdict import Status
+from tritonforge.domain.verdict import Status
 from tritonforge.problem.module import ProblemModule, import_file, out_of_memory, signature_of, syntax_error
 from tritonforge.problem.spec import Case, ProblemError
 

@@ -17,7 +17,7 @@ from queue import Queue
 from typing import Any
 
 from tritonforge.evaluate.pool import WorkerProcess
-from tritonforge.evaluate.verdict import Status
+from tritonforge.domain.verdict import Status
 from tritonforge.problem.spec import Case, Problem
 
 

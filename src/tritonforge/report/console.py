@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from tritonforge.evaluate.verdict import CaseVerdict, Status, Timing, Verdict
+from tritonforge.domain.verdict import CaseVerdict, Status, Timing, Verdict
 
 _STYLE = {Status.CORRECT: "green", Status.WRONG: "red", Status.INCOMPATIBLE: "yellow"}
 

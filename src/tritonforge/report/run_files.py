@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from tritonforge.evaluate.verdict import Verdict
+from tritonforge.domain.verdict import Verdict
 from tritonforge.files import write_whole
 
 

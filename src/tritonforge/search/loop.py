@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from tritonforge.domain.candidate import BASELINE, Candidate
+from tritonforge.domain.verdict import Status, Verdict
 from tritonforge.evaluate.evaluator import Evaluator
-from tritonforge.evaluate.verdict import Status, Verdict
 from tritonforge.files import write_whole
-from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy
-
-BASELINE = "baseline"
+from tritonforge.strategies.base import Outcome, SearchState, Strategy
 
 
 @dataclass

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from tritonforge.evaluate.verdict import Status
-from tritonforge.strategies.base import Candidate
+from tritonforge.domain.verdict import Status
+from tritonforge.domain.candidate import Candidate
 
 SCHEMA_VERSION = 1
 # Written into the SQLite header so `file`/hexdump and our own open() can tell a TritonForge

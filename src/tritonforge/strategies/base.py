@@ -7,27 +7,12 @@ search, rewrite recipes and LLM rewrites all plug in here without touching the l
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from tritonforge.domain.candidate import Candidate, source_key
 
-def source_key(source: str) -> str:
-    """Identity of a candidate: identical sources are evaluated once."""
-    return hashlib.sha256(source.encode()).hexdigest()[:16]
-
-
-@dataclass
-class Candidate:
-    source: str  # a whole drop-in replacement of the problem file
-    origin: str  # name of the strategy that proposed it
-    params: dict[str, Any] = field(default_factory=dict)  # what it changed, e.g. {"BLOCK": 1024}
-    parent: str | None = None  # key of the candidate it was derived from
-    description: str = ""
-
-    @property
-    def key(self) -> str:
-        return source_key(self.source)
+__all__ = ["Candidate", "Outcome", "SearchState", "Strategy", "source_key"]
 
 
 @dataclass
