@@ -51,7 +51,7 @@ class OptimizeOutcome:
 
 
 def default_strategies() -> list[Strategy]:
-    from tritonforge.strategies.launch_params import LaunchParamStrategy
+    from tritonforge.strategies.launch import LaunchParamStrategy
 
     return [LaunchParamStrategy()]
 

@@ -12,7 +12,7 @@ from tritonforge.evaluate.evaluator import load_problem
 from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.domain.verdict import Status
 from tritonforge.executors.compile_pool import CompilePool
-from tritonforge.strategies.launch_params import rewrite
+from tritonforge.strategies.launch import rewrite
 
 
 @pytest.fixture(scope="module")

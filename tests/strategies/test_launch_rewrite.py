@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, ROOT
 from tritonforge.analysis.launch_sites import ConfigSpec, SearchSpace, entry_of
-from tritonforge.strategies.launch_params import HardwareLimits, apply_assignment, check_assignment, rewrite
+from tritonforge.strategies.launch import HardwareLimits, apply_assignment, check_assignment, rewrite
 
 HEADER = "import torch\nimport triton\nimport triton.language as tl\n\n"
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from tests.conftest import EXAMPLES
 from tritonforge.analysis.launch_sites import SearchSpace, entry_of
 from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy, source_key
-from tritonforge.strategies.launch_params import LaunchParamStrategy, check_assignment, rewrite
+from tritonforge.strategies.launch import LaunchParamStrategy, check_assignment, rewrite
 
 BLOCK, WARPS, STAGES = "add_kernel.BLOCK_SIZE", "add_kernel.num_warps", "add_kernel.num_stages"
 
@@ -212,7 +212,7 @@ def test_autotuned_kernel_widens_its_config_list_then_pins():
 def test_space_description_shows_the_space_and_the_walk():
     strategy = LaunchParamStrategy()
     got = strategy.propose(state_for(load("col_sum")), 3)
-    d = json.loads(json.dumps(strategy.space_description()))
+    d = json.loads(json.dumps(strategy.describe_space()))
     assert d["strategy"] == "launch_params"
     assert [t["id"] for t in d["tunables"]] == [
         "col_sum_kernel.BLOCK_M", "col_sum_kernel.BLOCK_N", "col_sum_kernel.num_warps", "col_sum_kernel.num_stages"]
@@ -241,7 +241,7 @@ def test_dot_kernels_get_whole_tile_presets_first():
     from pathlib import Path
 
     from tritonforge.strategies.base import Candidate, SearchState
-    from tritonforge.strategies.launch_params import DOT_PRESETS, LaunchParamStrategy
+    from tritonforge.strategies.launch import DOT_PRESETS, LaunchParamStrategy
 
     src = (Path(__file__).resolve().parents[2] / "examples" / "matmul.py").read_text()
     state = SearchState(problem_path="examples/matmul.py", entry="matmul", baseline_source=src,

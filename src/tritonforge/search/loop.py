@@ -184,10 +184,10 @@ class Search:
         self.store.log_event("round", {"round": state.round, "proposed": [c.key for c in proposals],
                                        "best": state.best.key})
         for strategy in self.strategies:
-            describe = getattr(strategy, "space_description", None)
-            if describe:  # the search space and the order it was walked in, for the record
+            space = strategy.describe_space()
+            if space is not None:  # the search space and the order it was walked in, for the record
                 self.store.log_event("search_space", {"round": state.round, "strategy": strategy.name,
-                                                      "space": describe()})
+                                                      "space": space})
         self.observe("round", {"round": state.round, "proposed": len(proposals)})
         if not proposals:
             self.store.log_event("exhausted", {"round": state.round})

@@ -2,17 +2,19 @@
 
 The search loop (`tritonforge.search`) owns the budget and the evaluation; a strategy
 only looks at what has been tried and proposes new whole-file sources. Launch-parameter
-search, rewrite recipes and LLM rewrites all plug in here without touching the loop.
+search, rewrite recipes and LLM rewrites all plug in here, the way a sampler plugs into
+an optimizer: subclass `Strategy`, then `registry.register(name, cls)`.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar
 
 from tritonforge.domain.candidate import Candidate, source_key
 
-__all__ = ["Candidate", "Outcome", "SearchState", "Strategy", "source_key"]
+__all__ = ["Candidate", "CaseResult", "Outcome", "SearchState", "Strategy", "source_key"]
 
 
 @dataclass
@@ -27,8 +29,22 @@ class Outcome:
 
 
 @dataclass
+class CaseResult:
+    """One case of the best candidate's verdict."""
+
+    case: str  # the case label
+    status: str  # a Status value
+    median_ms: float | None
+    baseline_ms: float | None
+    speedup: float | None
+
+
+@dataclass
 class SearchState:
-    """Everything a strategy may use to decide what to propose next."""
+    """Everything a strategy may use to decide what to propose next.
+
+    The loop fills what it knows; a field left at its empty default means "not known".
+    """
 
     problem_path: str
     entry: str
@@ -36,19 +52,40 @@ class SearchState:
     best: Candidate  # the best correct candidate so far (the baseline at first)
     best_speedup: float = 1.0
     history: list[Outcome] = field(default_factory=list)
+    best_cases: list[CaseResult] = field(default_factory=list)  # per-case view of the best so far
+    launch_facts: list[dict[str, Any]] = field(default_factory=list)  # CompileFacts.to_json() of the best's launches
+    floors_ms: dict[str, float] = field(default_factory=dict)  # roofline floor per case label
+    gpu: dict[str, Any] = field(default_factory=dict)  # device limits, e.g. max_shared_per_block, sm_count
     findings: list[Any] = field(default_factory=list)  # diagnosis findings of the best, if profiled
-    facts: dict[str, Any] = field(default_factory=dict)  # static facts (compile, roofline), if known
     device: str = "cuda"
     round: int = 0
+
+    @property
+    def source(self) -> str:
+        """The best candidate's source."""
+        return self.best.source
 
     def tried(self, key: str) -> bool:
         return any(o.candidate.key == key for o in self.history)
 
 
-@runtime_checkable
-class Strategy(Protocol):
-    name: str
+class Strategy(ABC):
+    """A source of candidates. The loop asks `applies` once, then each round `propose`,
+    shows every judged candidate to `observe`, and records `describe_space` per round."""
 
+    name: ClassVar[str]  # also the `origin` of the candidates it proposes
+
+    def applies(self, source: str, entry: str) -> bool:
+        """Whether this strategy has anything to offer for a problem file at all."""
+        return True
+
+    @abstractmethod
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         """Up to `limit` new candidates, most promising first; [] when it has nothing left."""
-        ...
+
+    def describe_space(self) -> dict[str, Any] | None:
+        """What the last `propose` searched over, as plain data for the run record; None if nothing."""
+        return None
+
+    def observe(self, outcome: Outcome, state: SearchState) -> None:
+        """Called with each judged candidate, for strategies that learn as they go."""
