@@ -26,9 +26,9 @@ def state_for(source: str) -> SearchState:
 
 
 def test_the_built_in_and_the_toy_are_available_by_name():
-    assert {"launch", "toy"} <= set(available())
+    assert {"launch_params", "toy"} <= set(available())
     assert available() == sorted(available())
-    launch, toy = create(["launch", "toy"])
+    launch, toy = create(["launch_params", "toy"])
     assert isinstance(launch, LaunchParamStrategy) and isinstance(toy, ToyStrategy)
     assert all(isinstance(s, Strategy) for s in create(None))
     assert {type(s) for s in create(None)} >= {LaunchParamStrategy, ToyStrategy}
@@ -36,7 +36,7 @@ def test_the_built_in_and_the_toy_are_available_by_name():
 
 
 def test_an_unknown_name_is_refused_with_the_known_ones():
-    with pytest.raises(ValueError, match="unknown strategy 'nope'.*known: .*launch.*toy"):
+    with pytest.raises(ValueError, match="unknown strategy 'nope'.*known: .*launch_params.*toy"):
         create(["nope"])
 
 
@@ -45,7 +45,7 @@ def test_a_taken_name_is_refused_for_another_class():
     with pytest.raises(ValueError, match="already registered"):
         register("toy", LaunchParamStrategy)
     with pytest.raises(ValueError, match="already registered"):
-        register("launch", ToyStrategy)
+        register("launch_params", ToyStrategy)
 
 
 def test_importing_the_registry_leaves_the_built_ins_unloaded():

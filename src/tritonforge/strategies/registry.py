@@ -14,7 +14,7 @@ __all__ = ["available", "create", "register"]
 
 StrategyFactory = Callable[[], Strategy]  # a Strategy subclass, or anything that builds one
 
-_BUILT_IN = {"launch": ("tritonforge.strategies.launch", "LaunchParamStrategy")}
+_BUILT_IN = {"launch_params": ("tritonforge.strategies.launch", "LaunchParamStrategy")}
 _registered: dict[str, StrategyFactory] = {}
 
 
