@@ -2,7 +2,7 @@
 
 Parts usable on their own: `rewrite` / `apply_assignment` write values into a file,
 `check_assignment` rejects values that cannot compile or fit, and `LaunchParamStrategy`
-(registered as "launch") searches the space from the best candidate.
+(registered as "launch_params") searches the space from the best candidate.
 """
 
 from tritonforge.strategies.launch.feasibility import FeasibleHook, HardwareLimits, check_assignment
