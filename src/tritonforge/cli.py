@@ -44,6 +44,12 @@ def _device(choice: str) -> str:
     return default_device() if choice == "auto" else choice
 
 
+def _known_strategies() -> str:
+    from tritonforge.strategies import registry
+
+    return ", ".join(registry.available())
+
+
 def _unusable(message: str, as_json: bool = False) -> None:
     if as_json:
         print(json.dumps({"error": message}))
@@ -70,26 +76,25 @@ def check(
 
     Exit 0 when correct, 1 when not, 2 when the input is unusable.
     """
-    from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
-    from tritonforge.evaluate.pool import WorkerProcess
+    from tritonforge.commands.check import check as run_check
+    from tritonforge.commands.session import SessionOptions
+    from tritonforge.evaluate.evaluator import EvalOptions
     from tritonforge.report.console import verdict_summary, verdict_table
 
     if candidate is not None and not candidate.is_file():
         _unusable(f"{candidate}: no such file", as_json)
     dev = _device(device)
-    options = EvalOptions(device=dev, draws=draws, check_timeout_s=timeout, time_timeout_s=timeout,
-                          measure=not no_time, reference_timing=candidate is None, shapes=shapes)
-    with WorkerProcess(dev) as worker:
-        try:
-            prob = load_problem(problem, worker, entry=entry, specs=inputs or [], timeout=timeout)
-            evaluator = Evaluator(prob, worker, options)
-            if not as_json:
-                _print_header(prob.path, candidate, evaluator.environment())
-            verdict = evaluator.evaluate(candidate)
-        except ProblemError as e:
-            _unusable(str(e), as_json)
+    options = SessionOptions(entry=entry, specs=inputs or [], evaluation=EvalOptions(
+        device=dev, draws=draws, check_timeout_s=timeout, time_timeout_s=timeout, measure=not no_time,
+        reference_timing=candidate is None, shapes=shapes))
+    header = None if as_json else (lambda prob, env: _print_header(prob.path, candidate, env))
+    try:
+        result = run_check(problem, candidate, options, started=header)
+    except ProblemError as e:
+        _unusable(str(e), as_json)
+    verdict = result.verdict
     if as_json:
-        print(json.dumps({"problem": prob.to_json(), "verdict": verdict.to_json()}, indent=2))
+        print(json.dumps({"problem": result.problem.to_json(), "verdict": verdict.to_json()}, indent=2))
     else:
         title = f"{problem}" + (f" vs {candidate}" if candidate else " (its own entry against its reference)")
         console.print(verdict_table(verdict, title))
@@ -107,6 +112,8 @@ def optimize(
     minutes: float = typer.Option(2.5, "--minutes", help="Wall-clock limit of the search, in minutes."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run stored in --out."),
     ncu: bool = typer.Option(False, "--ncu", help="Profile the baseline and each new best with Nsight Compute."),
+    strategy: Optional[str] = typer.Option(None, "--strategy", help="Strategies by name, comma-separated "
+                                           f"(default: every one that applies); known: {_known_strategies()}."),
     device: str = DeviceOpt,
     shapes: str = ShapesOpt,
     draws: int = typer.Option(3, "--draws", min=1, help="Fresh random input draws per case."),
@@ -116,16 +123,22 @@ def optimize(
 
     Exit 0 when the run completes (even when nothing faster was found), 2 for unusable input.
     """
+    from tritonforge.commands.optimize import OptimizeOptions, RunError
+    from tritonforge.commands.optimize import optimize as run_optimize
     from tritonforge.evaluate.evaluator import EvalOptions
-    from tritonforge.pipeline import OptimizeOptions, RunError
-    from tritonforge.pipeline import optimize as run_optimize
-    from tritonforge.report.progress import SearchProgress
     from tritonforge.evaluate.timing import TimingConfig
+    from tritonforge.report.progress import SearchProgress
     from tritonforge.search.loop import SearchConfig
+    from tritonforge.strategies import registry
 
+    names = [n.strip() for n in strategy.split(",") if n.strip()] if strategy else None
+    unknown = [n for n in names or [] if n not in registry.available()]
+    if unknown:
+        _unusable(f"--strategy: unknown strategy '{unknown[0]}'; known: {', '.join(registry.available())}")
     dev = _device(device)
     options = OptimizeOptions(
         out=out or Path("runs") / problem.stem, entry=entry, specs=inputs or [], resume=resume, ncu=ncu,
+        strategies=names,
         evaluation=EvalOptions(device=dev, draws=draws, check_timeout_s=timeout, time_timeout_s=timeout,
                                shapes=shapes, timing=TimingConfig(rep_ms=100)),  # many candidates: shorter runs
         search=SearchConfig(budget=budget, minutes=minutes))
@@ -158,8 +171,8 @@ def profile(
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds allowed per check or timing call."),
 ) -> None:
     """Static facts, roofline floor, timing and (with --ncu) the diagnosed bottleneck."""
-    from tritonforge.analyze import ProfileOptions
-    from tritonforge.analyze import profile as run_profile
+    from tritonforge.commands.profile import ProfileOptions
+    from tritonforge.commands.profile import profile as run_profile
     from tritonforge.evaluate.evaluator import EvalOptions
     from tritonforge.report.console import profile_tables
 

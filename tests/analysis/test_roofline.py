@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import EXAMPLES
 from tritonforge.analysis.roofline import Work, roofline
-from tritonforge.analyze import case_work
+from tritonforge.commands.profile import case_work
 from tritonforge.evaluate.evaluator import load_problem
 from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.profiling.ceilings import datasheet

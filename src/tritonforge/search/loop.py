@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from tritonforge.analysis.occupancy import spec_for_arch
 from tritonforge.domain.candidate import BASELINE, Candidate
-from tritonforge.domain.verdict import Status, Verdict
-from tritonforge.evaluate.evaluator import Evaluator
+from tritonforge.domain.verdict import Verdict
 from tritonforge.files import write_whole
-from tritonforge.strategies.base import Outcome, SearchState, Strategy
+from tritonforge.search.executor import Executor, Judgement
+from tritonforge.strategies.base import CaseResult, Outcome, SearchState, Strategy
 
 
 @dataclass
@@ -53,32 +54,18 @@ class Observer(Protocol):
     def __call__(self, kind: str, data: dict[str, Any]) -> None: ...
 
 
-class Precheck(Protocol):
-    """Optional: judge candidates on the CPU (compile, fit) before they get GPU time.
-
-    `result` returns an object with `status` (None when the candidate may go on to the
-    GPU, else its verdict), `message` and `facts` (compile facts to keep in the record).
-    """
-
-    def submit(self, paths: list[Path]) -> None: ...
-
-    def result(self, path: Path) -> Any: ...
-
-
 class Search:
-    def __init__(self, *, evaluator: Evaluator, store: Any, strategies: list[Strategy], config: SearchConfig,
+    def __init__(self, *, executor: Executor, store: Any, strategies: list[Strategy], config: SearchConfig,
                  workdir: Path, baseline_source: str, observer: Observer | None = None,
-                 precheck: Precheck | None = None,
                  floor_ms: Callable[[], dict[str, float]] | None = None,
                  profile: Callable[[Candidate, Path | None], list[Any]] | None = None) -> None:
-        self.evaluator = evaluator
+        self.executor = executor
         self.store = store
         self.strategies = strategies
         self.config = config
         self.workdir = Path(workdir)
         self.baseline_source = baseline_source
         self.observe = observer or (lambda kind, data: None)
-        self.precheck = precheck
         self.floor_ms = floor_ms
         self.profile = profile  # profiles the baseline and each new best; returns findings
         (self.workdir / "candidates").mkdir(parents=True, exist_ok=True)
@@ -125,16 +112,17 @@ class Search:
             return Verdict.from_json(done["verdict"])
         self.observe("baseline", {})
         started = time.time()
-        verdict = self.evaluator.evaluate(None)
+        verdict = self.executor.evaluate(None)
         self._record(baseline, verdict, started, speedup=1.0 if verdict.correct else None, faster=False,
                      best=verdict.correct and self.store.best() is None)
         return verdict
 
     def _state(self, baseline: Candidate) -> SearchState:
         """Rebuild what strategies see from the store (fresh run or resume alike)."""
-        state = SearchState(problem_path=str(self.evaluator.problem.path), entry=self.evaluator.problem.entry,
+        problem = self.executor.problem
+        state = SearchState(problem_path=str(problem.path), entry=problem.entry,
                             baseline_source=self.baseline_source, best=baseline,
-                            device=self.evaluator.options.device)
+                            device=self.executor.device, gpu=self._gpu())
         best_key = self.store.best() or baseline.key
         for cand, ev in self.store.judged():
             if cand.origin == BASELINE:
@@ -144,7 +132,28 @@ class Search:
                 state.best, state.best_speedup = cand, ev.get("speedup") or 1.0
         # Every round logs its number before adding its candidates.
         state.round = max([0] + [e["data"].get("round", 0) for e in self.store.events("round")])
+        self._learn_best(state)
         return state
+
+    def _gpu(self) -> dict[str, Any]:
+        """The device's limits, for strategies that prune by them."""
+        env = self.executor.environment()
+        if self.executor.device != "cuda":
+            return {}
+        arch = int(str(env.get("capability", "9.0")).replace(".", ""))
+        spec = spec_for_arch(arch)
+        limits = dict(spec.__dict__) if spec else {}
+        if env.get("sm_count"):
+            limits["sm_count"] = env["sm_count"]
+        return limits
+
+    def _learn_best(self, state: SearchState) -> None:
+        """What strategies see of the best: per-case results, compile facts, floors."""
+        ev = self.store.evaluation(state.best.key)
+        state.best_cases = _case_results(Verdict.from_json(ev["verdict"])) if ev else []
+        compiled = self.store.profiles(state.best.key, "compile")
+        state.launch_facts = list(compiled[-1]["data"].get("facts") or []) if compiled else []
+        state.floors_ms = self.floor_ms() if self.floor_ms else {}
 
     def _should_stop(self, state: SearchState, t0: float, quiet_rounds: int) -> str:
         c = self.config
@@ -180,6 +189,7 @@ class Search:
     def _round(self, state: SearchState, t0: float) -> bool | None:
         """True when the round found a new best; None when nothing was left to propose."""
         want = min(self.config.per_round, self.config.budget - self._tried(state))
+        state.floors_ms = self.floor_ms() if self.floor_ms else {}
         proposals = self._propose(state, want)
         self.store.log_event("round", {"round": state.round, "proposed": [c.key for c in proposals],
                                        "best": state.best.key})
@@ -215,36 +225,42 @@ class Search:
             self._evaluate_all(state, pending, time.monotonic())
 
     def _evaluate_all(self, state: SearchState, candidates: list[Candidate], t0: float) -> bool:
-        paths = [self.path_of(c) for c in candidates]
-        if self.precheck:
-            self.precheck.submit(paths)
+        if self._out_of_time(t0):
+            return False
+        batch = [(c, self.path_of(c)) for c in candidates]
+        starting = lambda c: self.observe("candidate", {"key": c.key, "description": c.description,  # noqa: E731
+                                                        "origin": c.origin})
         improved = False
-        for c, path in zip(candidates, paths):
+        for judged in self.executor.judge(batch, starting):
+            improved |= self._accept(state, judged)
             if self._out_of_time(t0):
                 break
-            improved |= self._evaluate(state, c, path)
         return improved
 
-    def _evaluate(self, state: SearchState, c: Candidate, path: Path) -> bool:
-        self.observe("candidate", {"key": c.key, "description": c.description, "origin": c.origin})
-        started = time.time()
-        verdict = self._precheck_verdict(c, path) or self.evaluator.evaluate(path)
+    def _accept(self, state: SearchState, judged: Judgement) -> bool:
+        c, verdict = judged.candidate, judged.verdict
+        if judged.launch_facts:
+            self.store.add_profile(c.key, "compile", {"facts": judged.launch_facts})
         up = verdict.speedup.value if verdict.correct and verdict.speedup else None
         faster = bool(verdict.correct and verdict.speedup and verdict.speedup.ci_low > 1.0)
         better = faster and up is not None and up > state.best_speedup * (1 + self.config.min_gain)
         better = better and not _regresses(verdict)
         if better and state.best.origin != BASELINE:
-            better = self._confirm(c, path, state)
+            better = self._confirm(c, self.path_of(c), state)
         # The verdict and the change of best land in one transaction: a kill before it
         # leaves the candidate pending, to be judged again in full on resume.
-        self._record(c, verdict, started, speedup=up, faster=faster, best=better)
-        state.history.append(Outcome(candidate=c, status=verdict.status.value, speedup=up, faster=faster,
-                                     message=verdict.message))
+        self._record(c, verdict, judged.started, speedup=up, faster=faster, best=better)
+        outcome = Outcome(candidate=c, status=verdict.status.value, speedup=up, faster=faster,
+                          message=verdict.message)
+        state.history.append(outcome)
+        for strategy in self.strategies:
+            strategy.observe(outcome, state)
         self.observe("judged", {"key": c.key, "status": verdict.status.value, "speedup": up,
                                 "description": c.description, "best": better, "message": verdict.message})
         if better:
             state.best, state.best_speedup = c, up
             self.store.log_event("best", {"key": c.key, "speedup": up, "round": state.round})
+            self._learn_best(state)
             self._profile(state, c)
         return better
 
@@ -255,21 +271,9 @@ class Search:
         self.observe("profile", {"key": c.key})
         state.findings = self.profile(c, None if c.origin == BASELINE else self.path_of(c))
 
-    def _precheck_verdict(self, c: Candidate, path: Path) -> Verdict | None:
-        report = self.precheck.result(path) if self.precheck else None
-        if report is None:
-            return None
-        if report.facts:
-            self.store.add_profile(c.key, "compile", {"facts": report.facts})
-        if report.status is None:
-            return None
-        return Verdict(candidate=str(path), status=report.status, message=f"before any GPU time: {report.message}",
-                       timing_label=self.evaluator.options.timing_label,
-                       environment=self.evaluator.environment())
-
     def _confirm(self, c: Candidate, path: Path, state: SearchState) -> bool:
         """Head to head against the best so far: faster overall, slower on no case."""
-        ups = self.evaluator.head_to_head(path, self.path_of(state.best))
+        ups = self.executor.head_to_head(path, self.path_of(state.best))
         ok = _geomean([u.ci_low for u in ups]) > 1.0 and not any(_slower(u) for u in ups)
         self.store.log_event("confirm", {"key": c.key, "against": state.best.key, "accepted": ok,
                                          "speedups": [u.__dict__ for u in ups]})
@@ -279,7 +283,7 @@ class Search:
         if best.origin == BASELINE:
             return base_verdict
         self.observe("final", {"key": best.key})
-        verdict = self.evaluator.evaluate(self.path_of(best))
+        verdict = self.executor.evaluate(self.path_of(best))
         self.store.log_event("final", {"key": best.key, "verdict": verdict.to_json()})
         return verdict
 
@@ -296,6 +300,16 @@ class BaselineError(Exception):
     def __init__(self, verdict: Verdict) -> None:
         super().__init__(f"the problem's own entry is {verdict.status.value}: {verdict.message}")
         self.verdict = verdict
+
+
+def _case_results(verdict: Verdict) -> list[CaseResult]:
+    out = []
+    for cv in verdict.cases:
+        mine = cv.candidate or cv.baseline
+        out.append(CaseResult(case=cv.case, status=cv.status.value, median_ms=mine.median_ms if mine else None,
+                              baseline_ms=cv.baseline.median_ms if cv.baseline else None,
+                              speedup=cv.speedup.value if cv.speedup else None))
+    return out
 
 
 def _outcome(c: Candidate, ev: dict[str, Any]) -> Outcome:

@@ -1,7 +1,7 @@
-"""Static and measured facts about a problem or candidate: features, compile facts,
-occupancy, roofline, timing, and (with Nsight Compute) counters and findings.
+"""`tritonforge profile`: static and measured facts about a problem or candidate: features,
+compile facts, occupancy, roofline, timing, and (with Nsight Compute) counters and findings.
 
-Like `pipeline`, this module composes stages; user code only ever runs in workers.
+User code only ever runs in workers; `case_work` and `ncu_profile` also serve `optimize`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from tritonforge.analysis.roofline import Roofline, Work, roofline
 from tritonforge.diagnosis import DiagnosisInput, diagnose, main_bottleneck
 from tritonforge.diagnosis.model import GpuCeilings
 from tritonforge.diagnosis.model import Roofline as DiagRoofline
-from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
+from tritonforge.commands.session import Session, SessionOptions
+from tritonforge.evaluate.evaluator import EvalOptions
 from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.problem.spec import Case, Problem
-from tritonforge.profiling.ceilings import Ceilings, cached_or_measured, datasheet
+from tritonforge.profiling.ceilings import Ceilings
 
 ESTIMATE_LABEL = "estimate: compiled offline for sm_90, no GPU measurement"
 
@@ -100,20 +101,6 @@ def _work(w: dict[str, Any], flops: dict[str, Any] | None) -> Work:
     return Work(bytes=w["bytes"], flops=total, dot_flops=dots, flops_source=fsrc)
 
 
-def gpu_ceilings(worker: WorkerProcess, device: str) -> Ceilings:
-    if device != "cuda":
-        return datasheet(None)
-    env = worker.request({"op": "env"}, 120).result or {}
-
-    def measure() -> Ceilings:
-        reply = worker.request({"op": "ceilings"}, 300)
-        if not reply.result or "ceilings" not in reply.result:
-            raise RuntimeError(f"measuring the GPU's ceilings failed: {reply.error or reply.result}")
-        return Ceilings.from_json(reply.result["ceilings"])
-
-    return cached_or_measured(env.get("gpu") or "unknown GPU", measure)
-
-
 def launch_rows(launches: list[dict[str, Any]], sm_count: int | None) -> list[dict[str, Any]]:
     """One row per launch: grid, warps, registers, spills, shared, occupancy and its limiter."""
     rows = []
@@ -173,17 +160,15 @@ def profile(problem_path: Path, candidate: Path | None, options: ProfileOptions)
     """Everything `tritonforge profile` shows, as one JSON-ready dict."""
     target = Path(candidate) if candidate else Path(problem_path)
     dev = options.evaluation.device
-    with WorkerProcess(dev) as worker:
-        problem = load_problem(Path(problem_path), worker, entry=options.entry, specs=options.specs)
-        evaluator = Evaluator(problem, worker, options.evaluation)
-        env = evaluator.environment()
-        ceilings = gpu_ceilings(worker, dev)
-        verdict = evaluator.evaluate(candidate)
+    session_options = SessionOptions(entry=options.entry, specs=options.specs, evaluation=options.evaluation)
+    with Session(Path(problem_path), session_options) as s:
+        problem, env, ceilings = s.problem, s.environment(), s.ceilings
+        verdict = s.evaluator.evaluate(candidate)
         gpu_cases = problem.cases
         work = case_work(problem, gpu_cases, candidate, ceilings)
         if dev == "cuda":  # the kernels actually launched replace the offline compiles
             for cw, case in zip(work, gpu_cases):
-                launched = _request(worker, "launched", problem, case, candidate, 600)["launches"]
+                launched = _request(s.worker, "launched", problem, case, candidate, 600)["launches"]
                 if all(item.get("facts") for item in launched):
                     cw.launches = launched
     sm_count = env.get("sm_count")

@@ -1,0 +1,1 @@
+"""One module per CLI verb over a shared Session; cli.py wires them."""

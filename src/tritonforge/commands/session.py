@@ -1,0 +1,73 @@
+"""What every command starts from: a worker process, the problem it loaded, an evaluator
+and the GPU's ceilings (measured once per GPU model and cached)."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
+from tritonforge.evaluate.pool import WorkerProcess
+from tritonforge.problem.spec import Problem
+from tritonforge.profiling.ceilings import Ceilings, cached_or_measured, datasheet
+
+
+@dataclass
+class SessionOptions:
+    entry: str | None = None
+    specs: list[str] = field(default_factory=list)  # zero-config cases (--inputs)
+    evaluation: EvalOptions = field(default_factory=EvalOptions)
+
+
+class Session:
+    """Open with `with Session(path, options) as s:`; raises ProblemError (one line) for a bad problem."""
+
+    def __init__(self, problem_path: Path, options: SessionOptions) -> None:
+        self.problem_path = Path(problem_path)
+        self.options = options
+        self.device = options.evaluation.device
+        self._stack = ExitStack()
+        self._ceilings: Ceilings | None = None
+        self.worker: WorkerProcess
+        self.problem: Problem
+        self.evaluator: Evaluator
+
+    def __enter__(self) -> "Session":
+        self.worker = self._stack.enter_context(WorkerProcess(self.device))
+        try:
+            self.problem = load_problem(self.problem_path, self.worker, entry=self.options.entry,
+                                        specs=self.options.specs, timeout=self.options.evaluation.check_timeout_s)
+        except BaseException:
+            self._stack.close()
+            raise
+        self.evaluator = Evaluator(self.problem, self.worker, self.options.evaluation)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def environment(self) -> dict[str, Any]:
+        return self.evaluator.environment()
+
+    @property
+    def ceilings(self) -> Ceilings:
+        """Measured on this GPU (cached per model); datasheet values without one."""
+        if self._ceilings is None:
+            self._ceilings = gpu_ceilings(self.worker, self.device)
+        return self._ceilings
+
+
+def gpu_ceilings(worker: WorkerProcess, device: str) -> Ceilings:
+    if device != "cuda":
+        return datasheet(None)
+    env = worker.request({"op": "env"}, 120).result or {}
+
+    def measure() -> Ceilings:
+        reply = worker.request({"op": "ceilings"}, 300)
+        if not reply.result or "ceilings" not in reply.result:
+            raise RuntimeError(f"measuring the GPU's ceilings failed: {reply.error or reply.result}")
+        return Ceilings.from_json(reply.result["ceilings"])
+
+    return cached_or_measured(env.get("gpu") or "unknown GPU", measure)

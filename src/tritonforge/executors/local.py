@@ -1,0 +1,54 @@
+"""The serial local executor: one worker judges candidates one at a time, while an optional
+compile pool on the CPU cores turns away those that cannot compile or fit before they get
+GPU time."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from tritonforge.domain.candidate import Candidate
+from tritonforge.domain.verdict import Speedup, Verdict
+from tritonforge.evaluate.evaluator import Evaluator
+from tritonforge.executors.compile_pool import CompilePool
+from tritonforge.search.executor import Judgement
+
+
+class LocalExecutor:
+    def __init__(self, evaluator: Evaluator, precheck: CompilePool | None = None) -> None:
+        self.evaluator = evaluator
+        self.precheck = precheck
+        self.problem = evaluator.problem
+        self.device = evaluator.options.device
+        self.timing_label = evaluator.options.timing_label
+
+    def environment(self) -> dict[str, Any]:
+        return self.evaluator.environment()
+
+    def evaluate(self, path: Path | None) -> Verdict:
+        return self.evaluator.evaluate(path)
+
+    def head_to_head(self, candidate: Path, against: Path) -> list[Speedup]:
+        return self.evaluator.head_to_head(candidate, against)
+
+    def judge(self, batch: list[tuple[Candidate, Path]],
+              starting: Callable[[Candidate], None] | None = None) -> Iterator[Judgement]:
+        if self.precheck:
+            self.precheck.submit([path for _, path in batch])
+        for c, path in batch:
+            if starting:
+                starting(c)
+            started = time.time()
+            verdict, facts = self._judge(path)
+            yield Judgement(candidate=c, verdict=verdict, started=started, finished=time.time(),
+                            launch_facts=facts)
+
+    def _judge(self, path: Path) -> tuple[Verdict, list[dict[str, Any]]]:
+        report = self.precheck.result(path) if self.precheck else None
+        facts = list(report.facts) if report else []
+        if report is None or report.status is None:
+            return self.evaluator.evaluate(path), facts
+        verdict = Verdict(candidate=str(path), status=report.status, message=f"before any GPU time: {report.message}",
+                          timing_label=self.timing_label, environment=self.environment())
+        return verdict, facts
