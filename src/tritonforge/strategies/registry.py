@@ -10,7 +10,7 @@ from typing import Callable
 
 from tritonforge.strategies.base import Strategy
 
-__all__ = ["available", "create", "register"]
+__all__ = ["available", "create", "register", "unregister"]
 
 StrategyFactory = Callable[[], Strategy]  # a Strategy subclass, or anything that builds one
 
@@ -25,6 +25,11 @@ def register(name: str, cls: StrategyFactory) -> None:
     if taken and taken is not cls:
         raise ValueError(f"a strategy is already registered as {name!r}")
     _registered[name] = cls
+
+
+def unregister(name: str) -> None:
+    """Forget a strategy added with `register` (built-ins stay)."""
+    _registered.pop(name, None)
 
 
 def available() -> list[str]:
