@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from tritonforge.analysis.ceilings import Ceilings
 from tritonforge.analyze import case_work, gpu_ceilings, ncu_profile
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
 from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.problem.module import unreadable
 from tritonforge.problem.spec import Problem, ProblemError
-from tritonforge.profiling.ceilings import Ceilings
 from tritonforge.report.run_files import summary, write_run_files
 from tritonforge.search.loop import BASELINE, BaselineError, Search, SearchConfig, SearchResult
 from tritonforge.store import DEFAULT_FILENAME, RunStore, StoreError
