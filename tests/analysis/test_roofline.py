@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import EXAMPLES
+from tritonforge.analysis.ceilings import datasheet
 from tritonforge.analysis.roofline import Work, roofline
 from tritonforge.commands.profile import case_work
 from tritonforge.evaluate.evaluator import load_problem
 from tritonforge.evaluate.pool import WorkerProcess
-from tritonforge.profiling.ceilings import datasheet
 
 
 def work_of(name: str):

@@ -13,19 +13,26 @@ import json
 import pytest
 
 from tests.profiling.captures import CAPTURES, FIXTURES, csv_text
-from tritonforge.diagnosis import (RULES, DiagnosisInput, Finding, GpuCeilings, Roofline, diagnose,
-                                   main_bottleneck, signals)
+from tritonforge.analysis.ceilings import datasheet
+from tritonforge.analysis.roofline import Roofline, Work
+from tritonforge.diagnosis import RULES, DiagnosisInput, Finding, diagnose, main_bottleneck, signals
 from tritonforge.profiling.metrics import KernelMetrics, parse_raw_csv
+
+
+def roofline(bytes: float, flops: float = 0.0, floor_ns: float = 0.0) -> Roofline:
+    """A roofline of known work whose floor, when given, is `floor_ns`."""
+    return Roofline(Work(bytes=bytes, flops=flops), memory_ms=floor_ns / 1e6, compute_ms=0.0, ceilings_source="test")
+
 
 # Compulsory DRAM bytes (and flops) of each capture, from kernels.py's sizes.
 ROOFLINE = {
-    "mem_peak": Roofline(bytes=3 * 4 * 2**26),
-    "mem_strided": Roofline(bytes=4 * 8192 * 8192 + 4 * 8192),
-    "occupancy_regs": Roofline(bytes=2 * 4 * 2**26),
-    "spills": Roofline(bytes=2 * 4 * 2**24),
-    "tiny_grid": Roofline(bytes=4 * 2**24 + 4),
-    "matmul_tc": Roofline(bytes=3 * 2 * 4096**2, flops=2 * 4096**3),
-    "matmul_smem": Roofline(bytes=3 * 2 * 4096**2, flops=2 * 4096**3),
+    "mem_peak": roofline(bytes=3 * 4 * 2**26),
+    "mem_strided": roofline(bytes=4 * 8192 * 8192 + 4 * 8192),
+    "occupancy_regs": roofline(bytes=2 * 4 * 2**26),
+    "spills": roofline(bytes=2 * 4 * 2**24),
+    "tiny_grid": roofline(bytes=4 * 2**24 + 4),
+    "matmul_tc": roofline(bytes=3 * 2 * 4096**2, flops=2 * 4096**3),
+    "matmul_smem": roofline(bytes=3 * 2 * 4096**2, flops=2 * 4096**3),
 }
 # What each capture was built to show, as the finding kinds that would say so.
 EXPECTED_TOP = {
@@ -149,13 +156,13 @@ def test_matmul_redundant_traffic_is_only_a_remark():
 
 def test_vector_add_block_64_is_latency_bound_and_block_1024_streams_near_peak():
     """The profiler's own captures of examples/vector_add.py with BLOCK 64 and 1024 (n = 2^26)."""
-    narrow = diagnose(DiagnosisInput(metrics=metrics("vector_add_block64"), roofline=Roofline(bytes=3 * 4 * 2**26)))
+    narrow = diagnose(DiagnosisInput(metrics=metrics("vector_add_block64"), roofline=roofline(bytes=3 * 4 * 2**26)))
     top = narrow[0]
     assert top.kind == "latency_bound_little_in_flight"
     assert top.evidence["top_stall"] == "long_scoreboard" and top.evidence["occupancy_pct"] >= 40
     assert any("raise BLOCK" in d for d in top.directions)
     assert "memory_bound_near_peak" not in kinds(narrow)
-    wide = diagnose(DiagnosisInput(metrics=metrics("vector_add_block1024"), roofline=Roofline(bytes=3 * 4 * 2**26)))
+    wide = diagnose(DiagnosisInput(metrics=metrics("vector_add_block1024"), roofline=roofline(bytes=3 * 4 * 2**26)))
     assert kinds(wide) == ["memory_bound_near_peak"]
 
 
@@ -188,7 +195,7 @@ def test_fma_bound_kernel_without_tensor_cores():
 def test_l2_thrashing_needs_low_hits_and_extra_dram_traffic():
     m = synthetic(memory_throughput_pct=85.0, dram_throughput_pct=85.0, dram_read_bytes=2.5e9,
                   dram_write_bytes=0.5e9, l2_hit_rate_pct=20.0)
-    findings = diagnose(DiagnosisInput(metrics=m, roofline=Roofline(bytes=1e9)))
+    findings = diagnose(DiagnosisInput(metrics=m, roofline=roofline(bytes=1e9)))
     thrash = next(f for f in findings if f.kind == "l2_thrashing")
     assert thrash.evidence == {"l2_hit_pct": 20, "traffic_ratio": 3, "dram_bytes": 3_000_000_000,
                                "roofline_bytes": 1_000_000_000}
@@ -198,7 +205,7 @@ def test_l2_thrashing_needs_low_hits_and_extra_dram_traffic():
     near = next(f for f in findings if f.kind == "memory_bound_near_peak")
     assert near.score == pytest.approx(0.85 / 3, abs=1e-3)
     hits = synthetic(dram_read_bytes=2.5e9, dram_write_bytes=0.5e9, l2_hit_rate_pct=70.0)
-    assert "l2_thrashing" not in kinds(diagnose(DiagnosisInput(metrics=hits, roofline=Roofline(bytes=1e9))))
+    assert "l2_thrashing" not in kinds(diagnose(DiagnosisInput(metrics=hits, roofline=roofline(bytes=1e9))))
 
 
 def test_microsecond_launch_is_launch_bound():
@@ -224,18 +231,19 @@ def test_compile_facts_alone():
 
 
 def test_roofline_alone_says_when_the_floor_is_reached():
-    at_floor = DiagnosisInput(roofline=Roofline(bytes=8e8, floor_ns=170_000, measured_ns=189_700))
+    at_floor = DiagnosisInput(roofline=roofline(bytes=8e8, floor_ns=170_000), measured_ms=0.1897)
     [f] = diagnose(at_floor)
     assert f.kind == "at_roofline_floor" and f.evidence["floor_efficiency"] == pytest.approx(0.8962, abs=1e-4)
-    far = DiagnosisInput(roofline=Roofline(bytes=8e8, floor_ns=170_000, measured_ns=400_000))
+    far = DiagnosisInput(roofline=roofline(bytes=8e8, floor_ns=170_000), measured_ms=0.4)
     assert diagnose(far) == []
     # With counters, the counter-based rules judge instead.
-    with_counters = DiagnosisInput(metrics=metrics("mem_peak"), roofline=at_floor.roofline)
+    with_counters = DiagnosisInput(metrics=metrics("mem_peak"), roofline=at_floor.roofline,
+                                   measured_ms=at_floor.measured_ms)
     assert "at_roofline_floor" not in kinds(diagnose(with_counters))
 
 
 def test_dot_shaped_work_without_tensor_instructions():
-    inp = DiagnosisInput(roofline=Roofline(bytes=1e8, flops=1e11), compile={"instructions": {"fma": 100}})
+    inp = DiagnosisInput(roofline=roofline(bytes=1e8, flops=1e11), compile={"instructions": {"fma": 100}})
     assert kinds(diagnose(inp)) == ["tensor_cores_unused"]
 
 
@@ -247,7 +255,7 @@ def test_nothing_known_gives_nothing():
 
 def test_ceilings_fill_the_sm_count_and_peak():
     s = signals(DiagnosisInput(metrics=synthetic(sm_count=None, dram_read_bytes=1e9),
-                               ceilings=GpuCeilings(dram_bytes_per_s=4.8e12, sm_count=132)))
+                               ceilings=datasheet("NVIDIA H200"), sm_count=132))
     assert s["sm_count"] == 132 and s["dram_peak_gbps"] == 4800 and s["dram_gbps"] == 2000
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tritonforge.profiling.ceilings import Ceilings
+from tritonforge.analysis.ceilings import Ceilings
 
 
 @dataclass
@@ -35,6 +35,12 @@ class Work:
 
 @dataclass
 class Roofline:
+    """The floor of one entry call: the time its `work` needs at the GPU's ceilings.
+
+    The one roofline type: the profile report shows it, the search stops near its floor
+    and the diagnosis compares measured times and counters with it.
+    """
+
     work: Work
     memory_ms: float
     compute_ms: float

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from tritonforge.analysis.ceilings import Ceilings
 from tritonforge.commands.profile import case_work, ncu_profile
 from tritonforge.commands.session import Session, SessionOptions
 from tritonforge.domain.candidate import BASELINE
@@ -18,7 +19,6 @@ from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.executors.local import LocalExecutor
 from tritonforge.problem.module import unreadable
 from tritonforge.problem.spec import Problem, ProblemError
-from tritonforge.profiling.ceilings import Ceilings
 from tritonforge.report.run_files import summary, write_run_files
 from tritonforge.search.loop import BaselineError, Search, SearchConfig, SearchResult
 from tritonforge.store import RunStore

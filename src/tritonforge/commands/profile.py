@@ -11,17 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tritonforge.analysis.ceilings import Ceilings
 from tritonforge.analysis.features import features_of_file
 from tritonforge.analysis.occupancy import occupancy, spec_for_arch, waves
 from tritonforge.analysis.roofline import Roofline, Work, roofline
 from tritonforge.diagnosis import DiagnosisInput, diagnose, main_bottleneck
-from tritonforge.diagnosis.model import GpuCeilings
-from tritonforge.diagnosis.model import Roofline as DiagRoofline
 from tritonforge.commands.session import Session, SessionOptions
 from tritonforge.evaluate.evaluator import EvalOptions
 from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.problem.spec import Case, Problem
-from tritonforge.profiling.ceilings import Ceilings
 
 ESTIMATE_LABEL = "estimate: compiled offline for sm_90, no GPU measurement"
 
@@ -143,11 +141,6 @@ def compile_signals(facts: dict[str, Any] | None) -> dict[str, Any] | None:
             "instructions": dict(sass.get("tensor_core") or {})}
 
 
-def diag_ceilings(c: Ceilings, sm_count: int | None) -> GpuCeilings:
-    return GpuCeilings(dram_bytes_per_s=c.copy_bytes_per_s, tensor_flops_per_s=c.matmul_flops_per_s.get("fp16"),
-                       fp32_flops_per_s=c.cuda_core_flops_per_s, sm_count=sm_count)
-
-
 @dataclass
 class ProfileOptions:
     entry: str | None = None
@@ -182,10 +175,8 @@ def profile(problem_path: Path, candidate: Path | None, options: ProfileOptions)
         findings = []
         if len(cw.launches) == 1:
             facts = cw.launches[0].get("facts")
-            r = cw.roofline
-            inp = DiagnosisInput(compile=compile_signals(facts), ceilings=diag_ceilings(ceilings, sm_count),
-                                 roofline=DiagRoofline(bytes=r.work.bytes, flops=r.work.flops, floor_ns=r.floor_ms * 1e6,
-                                                       measured_ns=measured * 1e6 if measured else None))
+            inp = DiagnosisInput(compile=compile_signals(facts), roofline=cw.roofline, measured_ms=measured,
+                                 ceilings=ceilings, sm_count=sm_count)
             findings = [f.to_json() for f in diagnose(inp)]
         cases.append({"case": cw.case, "launches": rows, "roofline": cw.roofline.to_json(),
                       "achieved": cw.roofline.achieved(measured).to_json() if measured else None,
@@ -218,11 +209,9 @@ def ncu_profile(problem: Problem, candidate: Path | None, case: Case, cw: CaseWo
     facts_by_kernel = {item["launch"]["kernel_name"]: item.get("facts") for item in cw.launches}
     kernels = []
     for m in result.kernels:
-        r = cw.roofline if len(result.kernels) == 1 else None
         inp = DiagnosisInput(metrics=m, compile=compile_signals(facts_by_kernel.get(m.kernel)),
-                             ceilings=diag_ceilings(ceilings, sm_count),
-                             roofline=DiagRoofline(bytes=r.work.bytes, flops=r.work.flops,
-                                                   floor_ns=r.floor_ms * 1e6) if r else None)
+                             roofline=cw.roofline if len(result.kernels) == 1 else None,
+                             ceilings=ceilings, sm_count=sm_count)
         findings = diagnose(inp)
         main = main_bottleneck(findings)
         kernels.append({"kernel": m.kernel, "metrics": m.to_json(), "findings": [f.to_json() for f in findings],

@@ -11,7 +11,8 @@ from typing import Any
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
 from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.problem.spec import Problem
-from tritonforge.profiling.ceilings import Ceilings, cached_or_measured, datasheet
+from tritonforge.analysis.ceilings import Ceilings, datasheet
+from tritonforge.profiling.ceilings import cached_or_measured
 
 
 @dataclass

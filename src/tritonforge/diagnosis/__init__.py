@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tritonforge.diagnosis.model import DiagnosisInput, Finding, GpuCeilings, Roofline
+from tritonforge.diagnosis.model import DiagnosisInput, Finding
 from tritonforge.diagnosis.rules import RULES, Rule
 from tritonforge.diagnosis.signals import Signals, signals
 
-__all__ = ["DiagnosisInput", "Finding", "GpuCeilings", "Roofline", "Rule", "RULES", "Signals",
-           "diagnose", "main_bottleneck", "signals"]
+__all__ = ["DiagnosisInput", "Finding", "Rule", "RULES", "Signals", "diagnose", "main_bottleneck", "signals"]
 
 # Below this, a finding is a remark, not the thing holding the kernel back.
 MIN_BOTTLENECK_SCORE = 0.2

@@ -5,33 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tritonforge.analysis.ceilings import Ceilings
+from tritonforge.analysis.roofline import Roofline
 from tritonforge.profiling.metrics import KernelMetrics
-
-
-@dataclass(frozen=True)
-class Roofline:
-    """The work a launch cannot avoid, from the problem's sizes (not from counters).
-
-    `bytes`: compulsory DRAM traffic (each input read once, each output written once);
-    `floor_ns`: the time that work needs at the GPU's peaks; `measured_ns`: the measured
-    time of the same launch, from the same clock as `floor_ns` is compared with.
-    """
-
-    bytes: float | None = None
-    flops: float | None = None
-    floor_ns: float | None = None
-    measured_ns: float | None = None
-
-
-@dataclass(frozen=True)
-class GpuCeilings:
-    """Peaks of the device, for rules that must judge numbers without ncu's percentages."""
-
-    dram_bytes_per_s: float | None = None
-    tensor_flops_per_s: float | None = None
-    fp32_flops_per_s: float | None = None
-    sm_count: int | None = None
-    l2_bytes: float | None = None
 
 
 @dataclass
@@ -41,12 +17,16 @@ class DiagnosisInput:
     `compile` holds what Triton reports after compiling, under these keys (all
     optional): registers, spills, shared (bytes), num_warps, num_stages, and
     instructions, a dict of instruction-name counts or flags such as {"wgmma": 12}.
+    `measured_ms` is the launch's measured time, on the clock the roofline's floor is
+    compared with; `sm_count` fills in for counters that do not say it.
     """
 
     metrics: KernelMetrics | None = None
     compile: dict[str, Any] | None = None
     roofline: Roofline | None = None
-    ceilings: GpuCeilings | None = None
+    measured_ms: float | None = None
+    ceilings: Ceilings | None = None
+    sm_count: int | None = None
 
 
 @dataclass

@@ -134,24 +134,24 @@ def _add_roofline(s: Signals, inp: DiagnosisInput) -> None:
     r = inp.roofline
     if r is None:
         return
-    s.update(roofline_bytes=r.bytes, roofline_flops=r.flops, floor_ns=r.floor_ns, measured_ns=r.measured_ns)
-    if r.bytes and s.get("dram_bytes") is not None:
-        s["traffic_ratio"] = s["dram_bytes"] / r.bytes
-    if r.bytes and r.flops:
-        s["arithmetic_intensity"] = r.flops / r.bytes
-    measured = r.measured_ns or s.get("duration_ns")
-    if r.floor_ns and measured:
-        s["floor_efficiency"] = min(1.0, r.floor_ns / measured)
+    work, floor_ns = r.work, r.floor_ms * 1e6
+    measured_ns = inp.measured_ms * 1e6 if inp.measured_ms else None
+    s.update(roofline_bytes=work.bytes, roofline_flops=work.flops, floor_ns=floor_ns, measured_ns=measured_ns)
+    if work.bytes and s.get("dram_bytes") is not None:
+        s["traffic_ratio"] = s["dram_bytes"] / work.bytes
+    if work.bytes and work.flops:
+        s["arithmetic_intensity"] = work.flops / work.bytes
+    measured = measured_ns or s.get("duration_ns")
+    if floor_ns and measured:
+        s["floor_efficiency"] = min(1.0, floor_ns / measured)
 
 
 def _add_ceilings(s: Signals, inp: DiagnosisInput) -> None:
+    if s.get("sm_count") is None and inp.sm_count:
+        s["sm_count"] = inp.sm_count
     c = inp.ceilings
-    if c is None:
-        return
-    if s.get("sm_count") is None and c.sm_count:
-        s["sm_count"] = c.sm_count
-    if c.dram_bytes_per_s and "dram_gbps" in s:
-        s["dram_peak_gbps"] = c.dram_bytes_per_s / 1e9
+    if c is not None and c.copy_bytes_per_s and "dram_gbps" in s:
+        s["dram_peak_gbps"] = c.copy_bytes_per_s / 1e9
 
 
 def last_wave_fill(waves: float) -> float:

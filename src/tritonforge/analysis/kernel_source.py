@@ -1,0 +1,163 @@
+"""One reading of Triton kernel source: which functions are kernels, and how they are declared.
+
+Both the static features (`analysis.features`) and the launch sites (`analysis.launch_sites`)
+read kernels through this, so they agree on what a kernel is: a function whose decorator is
+Triton's `jit`, however it was imported (`import triton`, `import triton as tr`,
+`from triton import jit`, `from triton.runtime import jit`), bare or called, alone or under
+`@triton.autotune(...)` and `@triton.heuristics(...)`. A decorator that is merely named
+`jit` (numba's, a local one) does not make a kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+TL = "triton.language"
+# Where Triton's decorators live; each also answers under its short triton.* name.
+_DECORATOR_HOMES = frozenset({"triton", "triton.runtime", "triton.runtime.jit", "triton.runtime.autotuner"})
+_DECORATORS = frozenset({"jit", "autotune", "heuristics"})
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One `@triton.jit` function and the Triton decorators stacked on it."""
+
+    fn: ast.FunctionDef
+    jit: ast.expr  # the jit decorator: an ast.Call when it has arguments
+    autotune: ast.Call | None
+    heuristics: tuple[ast.Call, ...]
+    params: tuple[str, ...]
+    constexprs: tuple[str, ...]  # parameters annotated tl.constexpr
+
+    @property
+    def name(self) -> str:
+        return self.fn.name
+
+    @property
+    def autotuned(self) -> bool:
+        return self.autotune is not None
+
+    def heuristic_names(self) -> list[str]:
+        """Parameters set by @triton.heuristics({...}), in the order written."""
+        names: list[str] = []
+        for call in self.heuristics:
+            values = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
+            if isinstance(values, ast.Dict):
+                names += [k.value for k in values.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        return names
+
+
+class KernelSource:
+    """A parsed source file: its triton imports, kernels and module-level integer constants."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.tree = ast.parse(source)
+        self.aliases = _import_aliases(self.tree)
+        self.constants = _module_constants(self.tree)
+        self.kernels: dict[str, Kernel] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.FunctionDef):
+                kernel = self._kernel(node)
+                if kernel is not None:
+                    self.kernels[node.name] = kernel
+
+    def text(self, node: ast.AST) -> str:
+        return ast.get_source_segment(self.source, node) or ast.unparse(node)
+
+    def qualify(self, node: ast.AST) -> str | None:
+        """Dotted triton name of `node` (e.g. tl.load -> "triton.language.load"), or None."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualify(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def tl_op(self, node: ast.AST) -> str | None:
+        """Short name of a triton.language function (tl.math.exp -> "exp"), or None."""
+        name = self.qualify(node)
+        if not name or not name.startswith(TL + "."):
+            return None
+        parts = name[len(TL) + 1:].split(".")
+        return f"libdevice.{parts[-1]}" if "libdevice" in parts[:-1] else parts[-1]
+
+    def decorator_name(self, dec: ast.AST) -> str | None:
+        """"triton.jit", "triton.autotune", "triton.heuristics", another triton name, or None."""
+        name = self.qualify(dec.func if isinstance(dec, ast.Call) else dec)
+        if name is None:
+            return None
+        home, _, last = name.rpartition(".")
+        return f"triton.{last}" if home in _DECORATOR_HOMES and last in _DECORATORS else name
+
+    def is_constexpr(self, annotation: ast.AST | None) -> bool:
+        if annotation is None:
+            return False
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            return annotation.value.split(".")[-1] == "constexpr"
+        return (self.qualify(annotation) or "").endswith(".constexpr")
+
+    def _kernel(self, fn: ast.FunctionDef) -> Kernel | None:
+        by_kind: dict[str, list[ast.expr]] = {}
+        for dec in fn.decorator_list:
+            by_kind.setdefault(self.decorator_name(dec) or "", []).append(dec)
+        if "triton.jit" not in by_kind:
+            return None
+        calls = {k: [d for d in v if isinstance(d, ast.Call)] for k, v in by_kind.items()}
+        params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        return Kernel(
+            fn=fn,
+            jit=by_kind["triton.jit"][0],
+            autotune=next(iter(calls.get("triton.autotune", [])), None),
+            heuristics=tuple(calls.get("triton.heuristics", [])),
+            params=tuple(p.arg for p in params),
+            constexprs=tuple(p.arg for p in params if self.is_constexpr(p.annotation)),
+        )
+
+
+def call_arguments(call: ast.Call, names: tuple[str, ...], skip: int = 0) -> dict[str, ast.AST]:
+    """Map a call's arguments onto parameter names (skip: leading params bound elsewhere, e.g. self)."""
+    bound = {names[i + skip]: a for i, a in enumerate(call.args) if i + skip < len(names)}
+    bound.update({k.arg: k.value for k in call.keywords if k.arg})
+    return bound
+
+
+def _import_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> qualified triton name, for every import of triton in the file."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "triton":
+                    if a.asname:
+                        aliases[a.asname] = a.name
+                    else:
+                        aliases["triton"] = "triton"
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "triton":
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    return aliases
+
+
+def _module_constants(tree: ast.Module) -> dict[str, int]:
+    """Module-level integer constants (Triton treats globals as constexpr)."""
+    consts = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = _literal_int(node.value) if node.value is not None else None
+            if value is not None:
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        consts[t.id] = value
+    return consts
+
+
+def _literal_int(node: ast.AST) -> int | None:
+    """An int literal, also when wrapped in tl.constexpr(...)."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None

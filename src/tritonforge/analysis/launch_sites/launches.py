@@ -1,0 +1,167 @@
+"""The launches reachable from the entry, through helper calls, with the values each
+launch's parameters and options come from, and the shape of its grid."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
+from tritonforge.analysis.launch_sites.resolve import Resolved, Scope, SourceModule
+from tritonforge.analysis.launch_sites.syntax import bind_call, defaults_of, fold, last_name, params_of, span_of, walk_local
+
+
+@dataclass
+class Use:
+    """One launch value: which parameter of which launch it sets, and where it comes from."""
+
+    launch: int  # index into the launch list
+    kernel: str
+    param: str  # constexpr name, "num_warps", "num_stages" or "autotune_configs"
+    kind: str
+    resolved: Resolved
+    span: Span | None = None  # the literal, insertion point or config list
+    configs: tuple[ConfigSpec, ...] | None = None
+
+
+@dataclass
+class Launch:
+    call: ast.Call
+    scope: Scope
+    facts: KernelFacts
+    args: dict[str, str]
+    grid: ast.expr
+    uses: list[Use] = field(default_factory=list)
+
+
+def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
+    fn = scope.fn
+    assert fn is not None
+    calls = sorted((n for n in walk_local(fn) if isinstance(n, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
+    for call in calls:
+        f = call.func
+        if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in module.kernels:
+            yield _launch(module, call, scope, module.kernels[f.value.id])
+        elif isinstance(f, ast.Name) and f.id in module.functions and f.id not in module.kernels:
+            if f.id in scope.chain:
+                continue  # recursion: each helper once per chain
+            helper = module.functions[f.id]
+            bound = {k: (v, scope) for k, v in bind_call(helper, call).items()}
+            yield from collect_launches(module, Scope(helper, bound, scope.chain + (f.id,)))
+
+
+def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFacts) -> Launch:
+    grid = call.func.slice  # type: ignore[attr-defined]
+    bound: dict[str, ast.expr] = {}
+    for name, arg in zip(facts.params, call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        bound[name] = arg
+    options: dict[str, ast.expr] = {}
+    for kw in call.keywords:
+        if kw.arg in facts.params:
+            bound[kw.arg] = kw.value
+        elif kw.arg is not None:
+            options[kw.arg] = kw.value
+    launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid)
+    _add_uses(module, launch, bound, options)
+    return launch
+
+
+def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], options: dict[str, ast.expr]) -> None:
+    facts = launch.facts
+    fn = module.functions[facts.name]
+    defaults = defaults_of(fn)
+    for c in facts.constexprs:
+        if c in facts.autotune_keys or (c in facts.heuristics and c not in bound):
+            continue  # set by the decorator
+        if c in bound:
+            r = _resolve_arg(module, c, bound[c], launch.scope)
+        elif c in defaults:
+            r = module.resolve(defaults[c], module.module_scope())
+            r.where = f"default of {facts.name}: {r.where}"
+        else:
+            r = Resolved("unknown", "", f"{c} is not passed at the launch")
+        launch.uses.append(Use(-1, facts.name, c, "constexpr", r))
+    if facts.autotuned:
+        node, configs, why = module.autotune_list(fn)
+        text = module.text(node) if node else ""
+        r = Resolved("configs" if configs else "unknown", text, why or "configs of @triton.autotune")
+        span = span_of(node) if node else None
+        launch.uses.append(Use(-1, facts.name, "autotune_configs", "autotune_configs", r, span, configs))
+        return
+    for opt, default in (("num_warps", DEFAULT_WARPS), ("num_stages", DEFAULT_STAGES)):
+        if opt in options:
+            r = _resolve_arg(module, opt, options[opt], launch.scope)
+            launch.uses.append(Use(-1, facts.name, opt, opt, r))
+        else:
+            r = Resolved("insert", str(default), f"not passed: Triton's default {default}", None, default)
+            launch.uses.append(Use(-1, facts.name, opt, opt, r, _insertion_point(launch.call, opt)))
+
+
+def _resolve_arg(module: SourceModule, name: str, expr: ast.expr, scope: Scope) -> Resolved:
+    r = module.resolve(expr, scope)
+    if r.node is expr:  # written at the launch itself
+        r.where = f"{name}={r.text} (line {expr.lineno})"
+    return r
+
+
+def _insertion_point(call: ast.Call, name: str) -> Span:
+    parts: list[Any] = [*call.args, *call.keywords]
+    if not parts:
+        # Just inside the closing parenthesis, which ends the call.
+        line, col = call.end_lineno or call.lineno, (call.end_col_offset or 1) - 1
+        return Span(line, col, line, col, 0, name, False)
+    last = max(parts, key=lambda n: (n.end_lineno, n.end_col_offset))
+    return Span(last.end_lineno, last.end_col_offset, last.end_lineno, last.end_col_offset, 0, name, True)
+
+
+def grid_form(module: SourceModule, launch: Launch) -> tuple[str, str, tuple[str, ...]]:
+    """(kind, the expression a grid name stands for, meta keys a lambda reads)."""
+    expr, resolved = launch.grid, ""
+    if isinstance(expr, ast.Name):
+        bind, _, _ = module.definition(expr.id, launch.scope)
+        if bind is not None and bind.value is not None and bind.exact:
+            expr, resolved = bind.value, module.text(bind.value)
+    if isinstance(expr, ast.Lambda):
+        meta = params_of(expr)[0].arg if params_of(expr) else None
+        keys = [n.slice.value for n in ast.walk(expr.body) if isinstance(n, ast.Subscript)
+                and isinstance(n.value, ast.Name) and n.value.id == meta
+                and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)]
+        return "lambda", resolved, tuple(dict.fromkeys(keys))
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return "tuple", resolved, ()
+    if isinstance(expr, ast.Call):
+        return "call", resolved, ()
+    return "other", resolved, ()
+
+
+def grid_literals(module: SourceModule, launch: Launch) -> list[tuple[Span, int]]:
+    """Integer literals the grid divides by (and the `255` of `(n + 255) // 256`, delta -1)."""
+    out: list[tuple[Span, int]] = []
+    seen: set[tuple[int, str]] = set()
+
+    def lit(node: ast.expr, scope: Scope, delta: int) -> None:
+        r = module.resolve(node, scope)
+        if r.kind == "literal" and r.node is not None:
+            out.append((span_of(r.node, delta), r.value - delta))
+
+    def walk(node: ast.expr, scope: Scope, depth: int) -> None:
+        lambda_args = {p.arg for n in ast.walk(node) if isinstance(n, ast.Lambda) for p in params_of(n)}
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and last_name(n.func).endswith("cdiv") and len(n.args) >= 2:
+                lit(n.args[1], scope, 0)
+            elif isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Div)):
+                lit(n.right, scope, 0)
+                if isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Add):
+                    lit(n.left.right, scope, -1)
+            elif isinstance(n, ast.Name) and n.id not in lambda_args and depth < 6:
+                key = (id(scope.fn), n.id)
+                bind, where, _ = module.definition(n.id, scope)
+                if key not in seen and bind is not None and bind.value is not None and fold(bind.value) is None:
+                    seen.add(key)
+                    walk(bind.value, where, depth + 1)
+
+    walk(launch.grid, launch.scope, 0)
+    return out

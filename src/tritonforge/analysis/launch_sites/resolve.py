@@ -1,0 +1,184 @@
+"""A problem file as launch discovery sees it: its functions and kernels, and where the
+value of a name comes from (a literal to rewrite, a runtime value, or unknown)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from tritonforge.analysis.kernel_source import Kernel, KernelSource
+from tritonforge.analysis.launch_sites.model import ConfigSpec, KernelFacts
+from tritonforge.analysis.launch_sites.shapes import ShapeWalker
+from tritonforge.analysis.launch_sites.syntax import (Binding, bindings, defaults_of, fold, last_name, params_of,
+                                                     walk_local)
+
+_CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override")
+
+
+@dataclass
+class Scope:
+    fn: ast.FunctionDef | None  # None: module level
+    args: dict[str, tuple[ast.expr, "Scope"]]  # helper parameters bound at the call, in the caller's scope
+    chain: tuple[str, ...]  # functions from the entry down to this one
+
+    @property
+    def is_entry(self) -> bool:
+        return self.fn is not None and len(self.chain) == 1
+
+
+@dataclass
+class Resolved:
+    kind: str  # "literal" | "derived" | "unknown"
+    text: str  # the expression, as written
+    where: str  # how we got there, for reports
+    node: ast.expr | None = None  # the literal to rewrite
+    value: Any = None
+
+
+class SourceModule:
+    """The file's top-level functions, its kernels (as `KernelSource` reads them) and bindings."""
+
+    def __init__(self, source: str):
+        self.reader = reader = KernelSource(source)
+        self.source, self.tree = source, reader.tree
+        self.functions = {n.name: n for n in self.tree.body if isinstance(n, ast.FunctionDef)}
+        self.top = bindings(walk_local(self.tree))
+        self._local: dict[int, dict[str, list[Binding]]] = {}
+        self._configs: dict[str, tuple[ast.expr | None, tuple[ConfigSpec, ...] | None, str]] = {}
+        # Launches name kernels at module level: a kernel nested in a function is not one of them.
+        self._triton = {n: k for n, k in reader.kernels.items() if self.functions.get(n) is k.fn}
+        self.kernels = {n: _kernel_facts(self, k) for n, k in self._triton.items()}
+
+    def text(self, node: ast.AST) -> str:
+        return self.reader.text(node)
+
+    def local(self, fn: ast.FunctionDef) -> dict[str, list[Binding]]:
+        if id(fn) not in self._local:
+            self._local[id(fn)] = bindings(walk_local(fn))
+        return self._local[id(fn)]
+
+    def module_scope(self) -> Scope:
+        return Scope(None, {}, ())
+
+    def definition(self, name: str, scope: Scope) -> tuple[Binding | None, Scope, str]:
+        """The single binding of `name` seen from `scope`, the scope to read it in, and a note."""
+        if scope.fn is not None:
+            binds = self.local(scope.fn).get(name)
+            if binds:
+                if len(binds) > 1:
+                    return None, scope, f"{name} is assigned {len(binds)} times in {scope.fn.name}"
+                return binds[0], scope, ""
+            if name in {p.arg for p in params_of(scope.fn)}:
+                return self._parameter(name, scope)
+        binds = self.top.get(name)
+        if not binds:
+            return None, scope, f"{name} is not defined in this file"
+        if len(binds) > 1:
+            return None, scope, f"{name} is assigned {len(binds)} times at module level"
+        return binds[0], self.module_scope(), ""
+
+    def _parameter(self, name: str, scope: Scope) -> tuple[Binding | None, Scope, str]:
+        fn = scope.fn
+        assert fn is not None
+        if name in scope.args:
+            expr, caller = scope.args[name]
+            return Binding(expr, True), caller, ""
+        if scope.is_entry:
+            # The entry's parameters, defaults included, are its signature: never rewritten.
+            return None, scope, f"argument {name!r} of the entry {fn.name}()"
+        default = defaults_of(fn).get(name)
+        if default is not None:
+            return Binding(default, True), self.module_scope(), ""
+        return None, scope, f"parameter {name!r} of {fn.name}() is not bound here"
+
+    def resolve(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Resolved:
+        value = fold(expr)
+        if value is not None:
+            return Resolved("literal", self.text(expr), f"{self.text(expr)} (line {expr.lineno})", expr, value)
+        if isinstance(expr, ast.Constant):
+            text = self.text(expr)
+            return Resolved("derived", text, f"constant {text} is not an integer", expr, expr.value)
+        if not isinstance(expr, ast.Name) or depth > 12:
+            return Resolved("derived", self.text(expr), f"derived from runtime values: {self.text(expr)}")
+        bind, where, note = self.definition(expr.id, scope)
+        if bind is None or bind.value is None:
+            kind = "derived" if note.startswith("argument") else "unknown"
+            return Resolved(kind, expr.id, note or f"{expr.id} is bound by a loop, import or +=")
+        if not bind.exact:
+            text = self.text(bind.value)
+            return Resolved("derived", text, f"derived from runtime values: {expr.id} from {text}")
+        found = self.resolve(bind.value, where, depth + 1)
+        if found.kind == "literal":
+            found.where = f"{expr.id} = {found.text} (line {bind.value.lineno})"
+        return found
+
+    def autotune_configs(self, fn: ast.FunctionDef) -> tuple[ConfigSpec, ...] | None:
+        return self.autotune_list(fn)[1]
+
+    def autotune_list(self, fn: ast.FunctionDef) -> tuple[ast.expr | None, tuple[ConfigSpec, ...] | None, str]:
+        """(the list expression to rewrite, its configs, why not) for an autotuned kernel."""
+        if fn.name not in self._configs:
+            self._configs[fn.name] = self._parse_autotune(fn)
+        return self._configs[fn.name]
+
+    def _parse_autotune(self, fn: ast.FunctionDef) -> tuple[ast.expr | None, tuple[ConfigSpec, ...] | None, str]:
+        call = self._triton[fn.name].autotune
+        assert call is not None
+        node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "configs"), None)
+        if isinstance(node, ast.Name):
+            bind, _, note = self.definition(node.id, self.module_scope())
+            node = bind.value if bind and bind.exact else None
+            if node is None:
+                return None, None, note or "configs are not a literal list"
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            return None, None, "configs are built by code, not written as a list"
+        configs = [self._config(e) for e in node.elts]
+        if not configs or any(c is None for c in configs):
+            return None, None, "a config is not a plain triton.Config(...) of literals"
+        return node, tuple(configs), ""  # type: ignore[arg-type]
+
+    def _config(self, node: ast.expr) -> ConfigSpec | None:
+        if not (isinstance(node, ast.Call) and last_name(node.func) == "Config"):
+            return None
+        named = dict(zip(_CONFIG_POSITIONAL, node.args))
+        named.update({k.arg: k.value for k in node.keywords if k.arg})
+        kwargs = named.pop("kwargs", None)
+        if not isinstance(kwargs, ast.Dict) or any(k is None for k in kwargs.keys):
+            return None
+        items = []
+        for k, v in zip(kwargs.keys, kwargs.values):
+            if not (isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)):
+                return None
+            items.append((k.value, v.value))
+        warps = named.pop("num_warps", None)
+        stages = named.pop("num_stages", None)
+        w = fold(warps) if warps is not None else None
+        s = fold(stages) if stages is not None else None
+        if (warps is not None and w is None) or (stages is not None and s is None):
+            return None
+        extra = tuple(f"{k}={self.text(v)}" for k, v in named.items())
+        return ConfigSpec(tuple(items), w, s, extra, self.text(node))
+
+
+def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
+    fn = kernel.fn
+    walker = ShapeWalker(fn, set(kernel.constexprs))
+    walker.run()
+    keys: set[str] = set()
+    if kernel.autotuned:
+        for c in module.autotune_configs(fn) or ():
+            keys.update(k for k, _ in c.kwargs)
+    return KernelFacts(
+        name=fn.name,
+        line=fn.lineno,
+        params=kernel.params,
+        constexprs=kernel.constexprs,
+        roles={c: frozenset(r) for c, r in walker.roles.items()},
+        tiles=tuple(walker.tiles),
+        dots=tuple(walker.dots),
+        autotune_keys=tuple(sorted(keys)),
+        heuristics=tuple(sorted(set(kernel.heuristic_names()))),
+        autotuned=kernel.autotuned,
+        has_loop=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(fn)),
+    )

@@ -1,0 +1,133 @@
+"""Small `ast` helpers for launch code: spans, constant folding, parameters, and every
+way a name is bound in a function or module body."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from tritonforge.analysis.astfold import fold_binop
+from tritonforge.analysis.launch_sites.model import Span
+
+
+def span_of(node: ast.AST, delta: int = 0) -> Span:
+    return Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, delta)  # type: ignore[attr-defined]
+
+
+def last_name(func: ast.expr) -> str:
+    """`tl.arange` -> "arange", `triton.Config` -> "Config", `f` -> "f"."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Call):
+        return last_name(func.func)
+    return ""
+
+
+def fold(node: ast.expr) -> int | None:
+    """The integer a constant expression stands for (`64`, `1 << 10`, `2 * 32`), else None."""
+    if isinstance(node, ast.Constant):
+        v = node.value
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = fold(node.operand)
+        return None if v is None else -v
+    if isinstance(node, ast.BinOp):
+        a, b = fold(node.left), fold(node.right)
+        if a is None or b is None:
+            return None
+        return fold_binop(node.op, a, b)
+    return None
+
+
+def walk_local(fn: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of a function body, not descending into nested functions, lambdas, classes."""
+    stack = list(reversed(getattr(fn, "body", [])))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def params_of(fn: ast.FunctionDef | ast.Lambda) -> list[ast.arg]:
+    a = fn.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs]
+
+
+def defaults_of(fn: ast.FunctionDef) -> dict[str, ast.expr]:
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    out = {p.arg: d for p, d in zip(positional[len(positional) - len(a.defaults):], a.defaults)}
+    out.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    return out
+
+
+def bind_call(fn: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr]:
+    """Which argument expression each parameter of `fn` receives at `call`."""
+    out: dict[str, ast.expr] = {}
+    positional = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]]
+    for name, arg in zip(positional, call.args):
+        if isinstance(arg, ast.Starred):
+            break  # later positions are unknown
+        out[name] = arg
+    for kw in call.keywords:
+        if kw.arg is not None:
+            out[kw.arg] = kw.value
+    return out
+
+
+@dataclass(frozen=True)
+class Binding:
+    value: ast.expr | None  # None: bound in a way we do not follow (loop, import, +=)
+    exact: bool  # False: one part of an unpacked value (`M, K = a.shape`)
+
+
+def bindings(nodes: Iterable[ast.AST]) -> dict[str, list[Binding]]:
+    """Every way each name is bound among `nodes` (one function's or the module's body)."""
+    out: dict[str, list[Binding]] = defaultdict(list)
+    for node in nodes:
+        _note_binding(node, out)
+    return out
+
+
+def _note_binding(node: ast.AST, out: dict[str, list[Binding]]) -> None:
+    if isinstance(node, ast.Assign):
+        for t in node.targets:
+            _bind_target(t, node.value, out)
+    elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+        _bind_target(node.target, node.value, out)
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        out[node.target.id].append(Binding(None, False))
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        for n in ast.walk(node.target):
+            if isinstance(n, ast.Name):
+                out[n.id].append(Binding(None, False))
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            for n in ast.walk(item.optional_vars) if item.optional_vars else ():
+                if isinstance(n, ast.Name):
+                    out[n.id].append(Binding(None, False))
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for a in node.names:
+            out[(a.asname or a.name).split(".")[0]].append(Binding(None, False))
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        out[node.name].append(Binding(None, False))
+
+
+def _bind_target(target: ast.expr, value: ast.expr, out: dict[str, list[Binding]]) -> None:
+    if isinstance(target, ast.Name):
+        out[target.id].append(Binding(value, True))
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+        if same and not any(isinstance(e, ast.Starred) for e in [*target.elts, *value.elts]):
+            for t, v in zip(target.elts, value.elts):  # type: ignore[union-attr]
+                _bind_target(t, v, out)
+            return
+        for n in ast.walk(target):
+            if isinstance(n, ast.Name):
+                out[n.id].append(Binding(value, False))

@@ -1,0 +1,203 @@
+"""From launch values to tunables: one literal is one tunable however many launches and
+grids use it, a grid's own copy of a block size is tied to it, and each tunable says
+whether the search may change it and within which legal values."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from tritonforge.analysis.launch_sites.launches import Launch, Use, grid_form, grid_literals
+from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DOT_MIN, DOT_ROLES, MAX_TENSOR_NUMEL,
+                                                     STAGES, TILE_ROLES, WARPS, KernelFacts, LaunchSite, Span,
+                                                     Tunable, is_pow2)
+from tritonforge.analysis.launch_sites.resolve import SourceModule
+from tritonforge.analysis.launch_sites.syntax import span_of
+
+
+class _Groups:
+    """Union-find over literal spans: one group is one tunable."""
+
+    def __init__(self) -> None:
+        self.parent: dict[tuple, tuple] = {}
+
+    def find(self, k: tuple) -> tuple:
+        self.parent.setdefault(k, k)
+        while self.parent[k] != k:
+            self.parent[k] = self.parent[self.parent[k]]
+            k = self.parent[k]
+        return k
+
+    def union(self, a: tuple, b: tuple) -> None:
+        self.parent[self.find(a)] = self.find(b)
+
+
+def build_sites(module: SourceModule, launches: list[Launch]) -> list[LaunchSite]:
+    uses = []
+    for i, launch in enumerate(launches):
+        for u in launch.uses:
+            u.launch = i
+            if u.resolved.kind == "literal" and u.resolved.node is not None:
+                u.span = span_of(u.resolved.node)
+            uses.append(u)
+    groups, spans = _group_uses(module, launches, uses)
+    tunable_of = _make_tunables(launches, uses, groups, spans)
+    return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
+
+
+def _use_key(u: Use) -> tuple:
+    if u.span is not None and u.span.insert is None:
+        return ("span",) + u.span.key
+    if u.span is not None:
+        return ("insert", u.param) + u.span.key
+    return ("launch", u.launch, u.param)
+
+
+def _group_uses(module: SourceModule, launches: list[Launch], uses: list[Use]) -> tuple[_Groups, dict[tuple, Span]]:
+    groups = _Groups()
+    spans: dict[tuple, Span] = {}
+    for u in uses:
+        groups.find(_use_key(u))
+        if u.span is not None:
+            spans[_use_key(u)] = u.span
+    owned = {u.span.key for u in uses if u.span is not None}
+    for i, launch in enumerate(launches):
+        blocks = [u for u in uses if u.launch == i and u.kind == "constexpr" and u.resolved.kind == "literal"]
+        for span, value in grid_literals(module, launch):
+            if span.key in owned:
+                continue  # the grid reads a value we already tune (a shared variable)
+            for u in blocks:
+                if isinstance(u.resolved.value, int) and u.resolved.value >= 4 and u.resolved.value == value:
+                    key = ("span",) + span.key
+                    spans[key] = span
+                    groups.union(key, _use_key(u))
+    return groups, spans
+
+
+def _make_tunables(launches: list[Launch], uses: list[Use], groups: _Groups,
+                   spans: dict[tuple, Span]) -> dict[int, Tunable]:
+    """The tunable of each use, keyed by the use's position in `uses`."""
+    members: dict[tuple, list[Use]] = defaultdict(list)
+    for u in uses:
+        members[groups.find(_use_key(u))].append(u)
+    locations: dict[tuple, list[Span]] = defaultdict(list)
+    for key, span in spans.items():
+        locations[groups.find(key)].append(span)
+    by_root: dict[tuple, Tunable] = {}
+    taken: set[str] = set()
+    for root, group in members.items():  # first-use order: dicts keep insertion order
+        tid = _fresh_id(f"{group[0].kernel}.{group[0].param}", taken)
+        locs = tuple(sorted(set(locations[root]), key=lambda s: (s.line, s.col)))
+        by_root[root] = _tunable(launches, tid, group, locs)
+    return {i: by_root[groups.find(_use_key(u))] for i, u in enumerate(uses)}
+
+
+def _fresh_id(base: str, taken: set[str]) -> str:
+    tid, n = base, 1
+    while tid in taken:
+        n += 1
+        tid = f"{base}#{n}"
+    taken.add(tid)
+    return tid
+
+
+def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Span, ...]) -> Tunable:
+    first = group[0]
+    feeds = tuple(dict.fromkeys(f"{u.kernel}.{u.param}" for u in group))
+    kinds = {u.kind for u in group}
+    roles = frozenset().union(*(launches[u.launch].facts.roles.get(u.param, frozenset()) for u in group))
+    current = first.configs if first.kind == "autotune_configs" else first.resolved.value
+    why = first.resolved.where
+    problem = _not_free(first, kinds, group, launches)
+    return Tunable(
+        id=tid,
+        kind=first.kind,
+        current=current,
+        free=problem is None,
+        why=problem or why,
+        locations=locs if problem is None else (),
+        legal=_legal(first.kind, current) if problem is None else (),
+        roles=roles,
+        feeds=feeds,
+        relations=_relations(first.kind, roles, group),
+    )
+
+
+def _not_free(first: Use, kinds: set[str], group: list[Use], launches: list[Launch]) -> str | None:
+    r = first.resolved
+    if len(kinds) > 1:
+        return f"one value feeds {' and '.join(sorted(kinds))}: not tuned"
+    if r.kind == "configs":
+        return None
+    if r.kind not in ("literal", "insert"):
+        return r.where
+    if first.kind != "constexpr":
+        legal = WARPS if first.kind == "num_warps" else STAGES
+        return None if r.value in legal else f"{r.value} is not a legal {first.kind}"
+    for u in group:
+        if not launches[u.launch].facts.roles.get(u.param, frozenset()) & TILE_ROLES:
+            return f"{u.kernel}.{u.param} shapes no tensor (may carry meaning): {r.where}"
+    if not is_pow2(r.value):
+        return f"{r.value} is not a power of two: {r.where}"
+    return None
+
+
+def _legal(kind: str, current: Any) -> tuple[int, ...]:
+    if kind == "num_warps":
+        return WARPS
+    if kind == "num_stages":
+        return STAGES
+    if kind == "constexpr":
+        values = {1 << p for p in range(BLOCK_MIN.bit_length() - 1, BLOCK_MAX.bit_length())}
+        return tuple(sorted(values | {current}))
+    return ()
+
+
+def _relations(kind: str, roles: frozenset[str], group: list[Use]) -> tuple[str, ...]:
+    out = []
+    if kind == "constexpr":
+        if "arange" in roles:
+            out.append("tl.arange size: a power of two")
+        if roles & DOT_ROLES:
+            out.append(f"tl.dot dimension: >= {DOT_MIN}")
+        if "loop_step" in roles:
+            out.append("loop step: the loop count follows it")
+    if kind == "num_warps":
+        out.append("threads per program = 32 * num_warps")
+    if kind == "num_stages":
+        out.append("software-pipelined loads: shared memory grows with num_stages")
+    if kind == "autotune_configs":
+        keys = sorted({k for u in group for c in (u.configs or ()) for k, _ in c.kwargs})
+        out.append(f"each config sets {', '.join(keys) or 'only warps/stages'}; the grid must read them from meta")
+    return tuple(out)
+
+
+def _site(module: SourceModule, launch: Launch, index: int, uses: list[Use], tunable_of: dict[int, Tunable]) -> LaunchSite:
+    by_param = {u.param: tunable_of[i] for i, u in enumerate(uses) if u.launch == index}
+    _set_pairs(launch.facts, by_param)
+    kind, resolved, meta = grid_form(module, launch)
+    scope = launch.scope
+    return LaunchSite(
+        kernel=launch.facts.name,
+        line=launch.call.lineno,
+        function=scope.fn.name if scope.fn else "",
+        via=scope.chain,
+        grid=module.text(launch.grid),
+        grid_kind=kind,
+        grid_resolved=resolved,
+        grid_meta=meta,
+        args=launch.args,
+        bindings={p: t.id for p, t in by_param.items()},
+        tunables=list({t.id: t for t in by_param.values()}.values()),
+        facts=launch.facts,
+    )
+
+
+def _set_pairs(facts: KernelFacts, by_param: dict[str, Tunable]) -> None:
+    for tile in facts.tiles:
+        for a in tile:
+            for b in tile:
+                ta, tb = by_param.get(a), by_param.get(b)
+                if ta is not None and tb is not None and ta is not tb and tb.id not in ta.pairs:
+                    ta.pairs = ta.pairs + (tb.id,)
+                    ta.relations = ta.relations + (f"2D tile with {tb.id}: product <= {MAX_TENSOR_NUMEL}",)
