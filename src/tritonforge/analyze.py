@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tritonforge.analysis.features import features_of_file
 from tritonforge.analysis.occupancy import occupancy, spec_for_arch, waves
@@ -18,9 +18,10 @@ from tritonforge.diagnosis import DiagnosisInput, diagnose, main_bottleneck
 from tritonforge.diagnosis.model import GpuCeilings
 from tritonforge.diagnosis.model import Roofline as DiagRoofline
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
-from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.problem.spec import Case, Problem
 from tritonforge.profiling.ceilings import Ceilings, cached_or_measured, datasheet
+from tritonforge.worker.client import WorkerClient
+from tritonforge.worker.faults import WorkerFault
 
 ESTIMATE_LABEL = "estimate: compiled offline for sm_90, no GPU measurement"
 
@@ -34,20 +35,12 @@ class CaseWork:
     roofline: Roofline
 
 
-def _request(worker: WorkerProcess, op: str, problem: Problem, case: Case, candidate: Path | None,
-             timeout: float) -> dict[str, Any]:
-    reply = worker.request({"op": op, "problem": str(problem.path), "entry": problem.entry,
-                            "specs": problem.inputs_specs, "case": case.to_json(),
-                            "candidate": str(Path(candidate).resolve()) if candidate else None}, timeout)
-    r = reply.result
-    if r is None:
-        raise RuntimeError(f"{op} on {case.label}: {reply.failure}: {reply.error}")
-    if "status" in r and r.get("fatal") is not None and r.get("status") not in (None, "ok"):
-        raise RuntimeError(f"{op} on {case.label}: {r['status']}: {r.get('message', '')}")
-    for key in ("problem_error", "internal_error"):
-        if key in r:
-            raise RuntimeError(f"{op} on {case.label}: {r[key]}")
-    return r
+def _request(ask: Callable[..., Any], problem: Problem, case: Case, candidate: Path | None, timeout: float) -> Any:
+    """`ask` (a WorkerClient method) about one case; RuntimeError naming the request on any fault."""
+    try:
+        return ask(problem, case, candidate, timeout)
+    except WorkerFault as e:
+        raise RuntimeError(f"{ask.__name__} on {case.label}: {e}") from None
 
 
 def case_work(problem: Problem, cases: list[Case], candidate: Path | None, ceilings: Ceilings,
@@ -57,15 +50,15 @@ def case_work(problem: Problem, cases: list[Case], candidate: Path | None, ceili
     Runs two CPU workers side by side: one compiles without a GPU, one counts FLOPs in the
     interpreter. The floor is a property of the problem, so FLOPs are counted on its own entry.
     """
-    with WorkerProcess("compile") as compiler, WorkerProcess("cpu") as counter, ThreadPoolExecutor(2) as pool:
+    with WorkerClient("compile") as compiler, WorkerClient("cpu") as counter, ThreadPoolExecutor(2) as pool:
         def analyze_all() -> list[dict[str, Any]]:
-            return [_request(compiler, "analyze", problem, c, candidate, timeout) for c in cases]
+            return [_request(compiler.analyze, problem, c, candidate, timeout) for c in cases]
 
         def count_all() -> list[dict[str, Any] | None]:
             counts: list[dict[str, Any] | None] = []
             for c in cases:
                 try:
-                    counts.append(_request(counter, "count_flops", problem, c, None, timeout)["flops"])
+                    counts.append(_request(counter.count_flops, problem, c, None, timeout))
                 except RuntimeError as e:
                     # e.g. Triton 3.6's interpreter under numpy 2: the floor then rests on bytes
                     # (and on a declared FLOPS), and says that FLOPs were not counted.
@@ -100,16 +93,19 @@ def _work(w: dict[str, Any], flops: dict[str, Any] | None) -> Work:
     return Work(bytes=w["bytes"], flops=total, dot_flops=dots, flops_source=fsrc)
 
 
-def gpu_ceilings(worker: WorkerProcess, device: str) -> Ceilings:
+def gpu_ceilings(worker: WorkerClient, device: str) -> Ceilings:
     if device != "cuda":
         return datasheet(None)
-    env = worker.request({"op": "env"}, 120).result or {}
+    try:
+        env = worker.env()
+    except WorkerFault:
+        env = {}
 
     def measure() -> Ceilings:
-        reply = worker.request({"op": "ceilings"}, 300)
-        if not reply.result or "ceilings" not in reply.result:
-            raise RuntimeError(f"measuring the GPU's ceilings failed: {reply.error or reply.result}")
-        return Ceilings.from_json(reply.result["ceilings"])
+        try:
+            return worker.ceilings()
+        except WorkerFault as e:
+            raise RuntimeError(f"measuring the GPU's ceilings failed: {e}") from None
 
     return cached_or_measured(env.get("gpu") or "unknown GPU", measure)
 
@@ -173,7 +169,7 @@ def profile(problem_path: Path, candidate: Path | None, options: ProfileOptions)
     """Everything `tritonforge profile` shows, as one JSON-ready dict."""
     target = Path(candidate) if candidate else Path(problem_path)
     dev = options.evaluation.device
-    with WorkerProcess(dev) as worker:
+    with WorkerClient(dev) as worker:
         problem = load_problem(Path(problem_path), worker, entry=options.entry, specs=options.specs)
         evaluator = Evaluator(problem, worker, options.evaluation)
         env = evaluator.environment()
@@ -183,7 +179,7 @@ def profile(problem_path: Path, candidate: Path | None, options: ProfileOptions)
         work = case_work(problem, gpu_cases, candidate, ceilings)
         if dev == "cuda":  # the kernels actually launched replace the offline compiles
             for cw, case in zip(work, gpu_cases):
-                launched = _request(worker, "launched", problem, case, candidate, 600)["launches"]
+                launched = _request(worker.launched, problem, case, candidate, 600)
                 if all(item.get("facts") for item in launched):
                     cw.launches = launched
     sm_count = env.get("sm_count")

@@ -71,7 +71,7 @@ def check(
     Exit 0 when correct, 1 when not, 2 when the input is unusable.
     """
     from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
-    from tritonforge.evaluate.pool import WorkerProcess
+    from tritonforge.worker.client import WorkerClient
     from tritonforge.report.console import verdict_summary, verdict_table
 
     if candidate is not None and not candidate.is_file():
@@ -79,7 +79,7 @@ def check(
     dev = _device(device)
     options = EvalOptions(device=dev, draws=draws, check_timeout_s=timeout, time_timeout_s=timeout,
                           measure=not no_time, reference_timing=candidate is None, shapes=shapes)
-    with WorkerProcess(dev) as worker:
+    with WorkerClient(dev) as worker:
         try:
             prob = load_problem(problem, worker, entry=entry, specs=inputs or [], timeout=timeout)
             evaluator = Evaluator(prob, worker, options)
@@ -120,7 +120,7 @@ def optimize(
     from tritonforge.pipeline import OptimizeOptions, RunError
     from tritonforge.pipeline import optimize as run_optimize
     from tritonforge.report.progress import SearchProgress
-    from tritonforge.evaluate.timing import TimingConfig
+    from tritonforge.worker.timing import TimingConfig
     from tritonforge.search.loop import SearchConfig
 
     dev = _device(device)

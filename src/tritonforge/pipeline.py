@@ -18,7 +18,6 @@ from typing import Any, Callable, Iterator
 from tritonforge.analyze import case_work, gpu_ceilings, ncu_profile
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
 from tritonforge.executors.compile_pool import CompilePool
-from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.problem.module import unreadable
 from tritonforge.problem.spec import Problem, ProblemError
 from tritonforge.profiling.ceilings import Ceilings
@@ -26,6 +25,7 @@ from tritonforge.report.run_files import summary, write_run_files
 from tritonforge.search.loop import BASELINE, BaselineError, Search, SearchConfig, SearchResult
 from tritonforge.store import DEFAULT_FILENAME, RunStore, StoreError
 from tritonforge.strategies.base import Strategy
+from tritonforge.worker.client import WorkerClient
 
 
 class RunError(Exception):
@@ -68,7 +68,7 @@ def optimize(problem_path: Path, options: OptimizeOptions,
         resumed = _resume_store(run_dir, problem_path, source) if options.resume else None
         if resumed:
             stack.callback(resumed.close)
-        worker = stack.enter_context(WorkerProcess(options.evaluation.device))
+        worker = stack.enter_context(WorkerClient(options.evaluation.device))
         problem = load_problem(problem_path, worker, entry=options.entry, specs=options.specs,
                                timeout=options.evaluation.check_timeout_s)
         if resumed:
@@ -86,7 +86,7 @@ def optimize(problem_path: Path, options: OptimizeOptions,
 
 
 def _search(problem: Problem, problem_path: Path, source: str, run_dir: Path, store: RunStore,
-            worker: WorkerProcess, options: OptimizeOptions, observer: Callable[[str, dict[str, Any]], None] | None,
+            worker: WorkerClient, options: OptimizeOptions, observer: Callable[[str, dict[str, Any]], None] | None,
             strategies: list[Strategy] | None) -> OptimizeOutcome:
     with ExitStack() as stack:
         evaluator = Evaluator(problem, worker, options.evaluation)

@@ -8,12 +8,12 @@ from tests.conftest import EXAMPLES
 from tritonforge.analysis.roofline import Work, roofline
 from tritonforge.analyze import case_work
 from tritonforge.evaluate.evaluator import load_problem
-from tritonforge.evaluate.pool import WorkerProcess
+from tritonforge.worker.client import WorkerClient
 from tritonforge.profiling.ceilings import datasheet
 
 
 def work_of(name: str):
-    with WorkerProcess("compile") as w:
+    with WorkerClient("compile") as w:
         problem = load_problem(EXAMPLES / f"{name}.py", w)
     return case_work(problem, problem.test_cases[:1], None, datasheet(None))[0]
 
