@@ -126,8 +126,8 @@ def optimize(
     from tritonforge.commands.optimize import OptimizeOptions, RunError
     from tritonforge.commands.optimize import optimize as run_optimize
     from tritonforge.evaluate.evaluator import EvalOptions
-    from tritonforge.evaluate.timing import TimingConfig
     from tritonforge.report.progress import SearchProgress
+    from tritonforge.worker.timing import TimingConfig
     from tritonforge.search.loop import SearchConfig
     from tritonforge.strategies import registry
 

@@ -14,6 +14,7 @@ fail (strict xfail) until the evaluator closes them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -23,8 +24,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, default_device, load_problem
-from tritonforge.evaluate.pool import WorkerProcess
-from tritonforge.evaluate.timing import TimingConfig
+from tritonforge.worker.client import WorkerClient
+from tritonforge.worker.faults import WorkerFault
+from tritonforge.worker.timing import TimingConfig
 from tritonforge.domain.verdict import Status
 from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.problem.spec import Problem
@@ -147,7 +149,7 @@ class Bench:
     def __init__(self, device: str) -> None:
         self.device = device
         self.options = options_for(device)
-        self.worker = WorkerProcess(device)
+        self.worker = WorkerClient(device)
         self.evaluators: dict[str, Evaluator] = {}
 
     def evaluator(self, problem: str) -> Evaluator:
@@ -221,10 +223,11 @@ def _through_compile_pool(row: Row, problem: Problem) -> tuple[Status, str, tupl
     return got, _first_line(report.message) or "compiled", (good.status or Status.CORRECT, _first_line(good.message))
 
 
-def _warm(worker: WorkerProcess) -> None:
+def _warm(worker: WorkerClient) -> None:
     """Start the worker before a request, so that its start-up does not count against a short limit."""
     if not worker.alive():
-        worker.request({"op": "env"}, timeout=120)
+        with contextlib.suppress(WorkerFault):
+            worker.env()
 
 
 def select(device: str, names: list[str] | None = None) -> list[Row]:

@@ -9,11 +9,11 @@ from tritonforge.analysis.ceilings import datasheet
 from tritonforge.analysis.roofline import Work, roofline
 from tritonforge.commands.profile import case_work
 from tritonforge.evaluate.evaluator import load_problem
-from tritonforge.evaluate.pool import WorkerProcess
+from tritonforge.worker.client import WorkerClient
 
 
 def work_of(name: str):
-    with WorkerProcess("compile") as w:
+    with WorkerClient("compile") as w:
         problem = load_problem(EXAMPLES / f"{name}.py", w)
     return case_work(problem, problem.test_cases[:1], None, datasheet(None))[0]
 

@@ -9,8 +9,8 @@ import pytest
 
 from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
-from tritonforge.evaluate.pool import WorkerProcess
-from tritonforge.evaluate.timing import TimingConfig
+from tritonforge.worker.client import WorkerClient
+from tritonforge.worker.timing import TimingConfig
 from tritonforge.domain.verdict import Status
 
 CANDIDATES = FIXTURES / "candidates"
@@ -19,7 +19,7 @@ ADD = EXAMPLES / "vector_add.py"
 
 @pytest.fixture(scope="module")
 def worker():
-    with WorkerProcess("cpu") as w:
+    with WorkerClient("cpu") as w:
         yield w
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
-from tritonforge.evaluate.pool import WorkerProcess
+from tritonforge.worker.client import WorkerClient
 from tritonforge.domain.verdict import Status
 
 pytestmark = pytest.mark.gpu
@@ -15,7 +15,7 @@ CANDIDATES = FIXTURES / "candidates"
 
 @pytest.fixture(scope="module")
 def evaluator():
-    with WorkerProcess("cuda") as w:
+    with WorkerClient("cuda") as w:
         problem = load_problem(EXAMPLES / "vector_add.py", w)
         yield Evaluator(problem, w, EvalOptions(device="cuda", shapes="test", check_timeout_s=120))
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import EXAMPLES
 from tritonforge.evaluate.evaluator import load_problem
-from tritonforge.evaluate.pool import WorkerProcess
+from tritonforge.worker.client import WorkerClient
 from tritonforge.domain.verdict import Status
 from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.strategies.launch import rewrite
@@ -17,7 +17,7 @@ from tritonforge.strategies.launch import rewrite
 
 @pytest.fixture(scope="module")
 def matmul():
-    with WorkerProcess("compile") as w:
+    with WorkerClient("compile") as w:
         return load_problem(EXAMPLES / "matmul.py", w)
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import EXAMPLES
 from tritonforge.evaluate.evaluator import EvalOptions
-from tritonforge.evaluate.timing import TimingConfig
+from tritonforge.worker.timing import TimingConfig
 from tritonforge.commands.optimize import OptimizeOptions, RunError, optimize
 from tritonforge.search.loop import SearchConfig
 from tritonforge.store import RunStore

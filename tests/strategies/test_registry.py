@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import EXAMPLES, ROOT
 from tritonforge.domain.candidate import source_key
 from tritonforge.evaluate.evaluator import EvalOptions
-from tritonforge.evaluate.timing import TimingConfig
+from tritonforge.worker.timing import TimingConfig
 from tritonforge.commands.optimize import OptimizeOptions, optimize
 from tritonforge.search.loop import SearchConfig
 from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy

@@ -20,7 +20,9 @@ import functools
 import inspect
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
+
+from tritonforge import triton_hooks
 
 # Options every launch has; other keyword options (maxnreg, debug, ...) go to `options`.
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
@@ -421,43 +423,22 @@ def _instance_run(kernel: Any, *args: Any, **kwargs: Any) -> Any:
     return kernel.run(*args, **kwargs)
 
 
-@contextlib.contextmanager
-def _patched(cls: type, attr: str, handler: Callable) -> Iterator[None]:
-    """Route `cls.attr(self, *a, **kw)` to `handler(original, self, a, kw)` until exit."""
-    own = attr in cls.__dict__
-    original = getattr(cls, attr)
-
-    @functools.wraps(original)
-    def wrapper(obj: Any, *args: Any, **kwargs: Any) -> Any:
-        return handler(original, obj, args, kwargs)
-
-    setattr(cls, attr, wrapper)
-    try:
-        yield
-    finally:
-        if own:
-            setattr(cls, attr, original)
-        else:
-            delattr(cls, attr)
-
-
 def _patch_targets() -> list[tuple[type, str, str]]:
     """(class, method, handler name) for every Triton class this version has."""
     targets = []
-    with contextlib.suppress(ImportError):
-        from triton.runtime.jit import JITFunction
-        targets.append((JITFunction, "run", "on_run"))
-    with contextlib.suppress(ImportError):
-        from triton.runtime.interpreter import InterpretedFunction
-        if "run" in InterpretedFunction.__dict__:
-            targets.append((InterpretedFunction, "run", "on_run"))
-        else:  # Triton 3.3: run is set per instance and kernel[grid] bypasses it
-            targets.append((InterpretedFunction, "__getitem__", "on_getitem"))
-    with contextlib.suppress(ImportError):
-        from triton.runtime.autotuner import Autotuner
-        targets.append((Autotuner, "run", "on_autotune"))
-        if hasattr(Autotuner, "_bench"):
-            targets.append((Autotuner, "_bench", "on_bench"))
+    jit, interpreted, tuner = (triton_hooks.jit_function(), triton_hooks.interpreted_function(),
+                               triton_hooks.autotuner())
+    if jit is not None:
+        targets.append((jit, "run", "on_run"))
+    if interpreted is not None:
+        if triton_hooks.interpreted_run_is_per_instance():  # kernel[grid] bypasses run: go through it
+            targets.append((interpreted, "__getitem__", "on_getitem"))
+        else:
+            targets.append((interpreted, "run", "on_run"))
+    if tuner is not None:
+        targets.append((tuner, "run", "on_autotune"))
+        if hasattr(tuner, "_bench"):
+            targets.append((tuner, "_bench", "on_bench"))
     return targets
 
 
@@ -474,6 +455,6 @@ def capture_launches(fn: Callable, args: tuple, kwargs: dict[str, Any] | None = 
     capture = _Capture(execute)
     with contextlib.ExitStack() as stack:
         for cls, attr, handler in _patch_targets():
-            stack.enter_context(_patched(cls, attr, getattr(capture, handler)))
+            stack.enter_context(triton_hooks.wrapped(cls, attr, getattr(capture, handler)))
         fn(*args, **(kwargs or {}))
     return capture.records

@@ -54,6 +54,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tritonforge import triton_hooks
+
 # (category, operations per result element) of each counted interpreter-builder method.
 _BUILDER_RULES = MappingProxyType({
     **{name: ("elementwise", 1) for name in (
@@ -121,9 +123,7 @@ def count_flops(fn: Callable, args: tuple, kwargs: dict | None = None, *, sample
     if samples < 1:
         raise ValueError("samples must be at least 1")
     _require_interpreter()
-    from tritonforge.evaluate.interpreter_compat import install
-
-    install()  # Triton 3.6 under numpy 2 cannot run runtime loop bounds without it
+    triton_hooks.install_interpreter_compat()  # Triton 3.6 under numpy 2 cannot run runtime loop bounds without it
     recorder = _Recorder(samples)
     with ExitStack() as stack:
         _install_hooks(stack, recorder)
@@ -201,14 +201,11 @@ def _require_interpreter() -> None:
 
 def _swap(stack: ExitStack, owner: Any, name: str, value: Any) -> None:
     """Set owner.name for the life of `stack`, then put back exactly what was there."""
-    had_own = name in vars(owner)
-    old = vars(owner).get(name)
-    setattr(owner, name, value)
-    stack.callback(lambda: setattr(owner, name, old) if had_own else delattr(owner, name))
+    stack.callback(triton_hooks.replace(owner, name, value))
 
 
 def _install_hooks(stack: ExitStack, recorder: _Recorder) -> None:
-    from triton.runtime import autotuner, interpreter, jit
+    from triton.runtime import interpreter
 
     builder = interpreter.interpreter_builder
     for method, (category, per_element) in _BUILDER_RULES.items():
@@ -221,9 +218,9 @@ def _install_hooks(stack: ExitStack, recorder: _Recorder) -> None:
     _swap(stack, builder, "create_dot", _counting_dot(getattr(builder, "create_dot"), recorder))
     for cls in (interpreter.ReduceOps, interpreter.ScanOps):
         _swap(stack, cls, "apply_impl", _counting_reduction(cls.apply_impl, recorder))
-    _swap(stack, interpreter.InterpretedFunction, "run", _sampled_run(recorder))
-    _swap(stack, jit.JITFunction, "run", _refuse_compiled_run)
-    _swap(stack, autotuner.Autotuner, "_bench", _skip_bench(recorder))
+    _swap(stack, triton_hooks.interpreted_function(), "run", _sampled_run(recorder))
+    _swap(stack, triton_hooks.jit_function(), "run", _refuse_compiled_run)
+    _swap(stack, triton_hooks.autotuner(), "_bench", _skip_bench(recorder))
     # Registered after the swaps, so it runs before they are undone.
     stack.callback(lambda: [tuner.cache.clear() for tuner in recorder.autotuners])
 

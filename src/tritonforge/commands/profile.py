@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tritonforge.analysis.ceilings import Ceilings
 from tritonforge.analysis.features import features_of_file
@@ -18,8 +18,9 @@ from tritonforge.analysis.roofline import Roofline, Work, roofline
 from tritonforge.diagnosis import DiagnosisInput, diagnose, main_bottleneck
 from tritonforge.commands.session import Session, SessionOptions
 from tritonforge.evaluate.evaluator import EvalOptions
-from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.problem.spec import Case, Problem
+from tritonforge.worker.client import WorkerClient
+from tritonforge.worker.faults import WorkerFault
 
 ESTIMATE_LABEL = "estimate: compiled offline for sm_90, no GPU measurement"
 
@@ -33,20 +34,12 @@ class CaseWork:
     roofline: Roofline
 
 
-def _request(worker: WorkerProcess, op: str, problem: Problem, case: Case, candidate: Path | None,
-             timeout: float) -> dict[str, Any]:
-    reply = worker.request({"op": op, "problem": str(problem.path), "entry": problem.entry,
-                            "specs": problem.inputs_specs, "case": case.to_json(),
-                            "candidate": str(Path(candidate).resolve()) if candidate else None}, timeout)
-    r = reply.result
-    if r is None:
-        raise RuntimeError(f"{op} on {case.label}: {reply.failure}: {reply.error}")
-    if "status" in r and r.get("fatal") is not None and r.get("status") not in (None, "ok"):
-        raise RuntimeError(f"{op} on {case.label}: {r['status']}: {r.get('message', '')}")
-    for key in ("problem_error", "internal_error"):
-        if key in r:
-            raise RuntimeError(f"{op} on {case.label}: {r[key]}")
-    return r
+def _request(ask: Callable[..., Any], problem: Problem, case: Case, candidate: Path | None, timeout: float) -> Any:
+    """`ask` (a WorkerClient method) about one case; RuntimeError naming the request on any fault."""
+    try:
+        return ask(problem, case, candidate, timeout)
+    except WorkerFault as e:
+        raise RuntimeError(f"{ask.__name__} on {case.label}: {e}") from None
 
 
 def case_work(problem: Problem, cases: list[Case], candidate: Path | None, ceilings: Ceilings,
@@ -56,15 +49,15 @@ def case_work(problem: Problem, cases: list[Case], candidate: Path | None, ceili
     Runs two CPU workers side by side: one compiles without a GPU, one counts FLOPs in the
     interpreter. The floor is a property of the problem, so FLOPs are counted on its own entry.
     """
-    with WorkerProcess("compile") as compiler, WorkerProcess("cpu") as counter, ThreadPoolExecutor(2) as pool:
+    with WorkerClient("compile") as compiler, WorkerClient("cpu") as counter, ThreadPoolExecutor(2) as pool:
         def analyze_all() -> list[dict[str, Any]]:
-            return [_request(compiler, "analyze", problem, c, candidate, timeout) for c in cases]
+            return [_request(compiler.analyze, problem, c, candidate, timeout) for c in cases]
 
         def count_all() -> list[dict[str, Any] | None]:
             counts: list[dict[str, Any] | None] = []
             for c in cases:
                 try:
-                    counts.append(_request(counter, "count_flops", problem, c, None, timeout)["flops"])
+                    counts.append(_request(counter.count_flops, problem, c, None, timeout))
                 except RuntimeError as e:
                     # e.g. Triton 3.6's interpreter under numpy 2: the floor then rests on bytes
                     # (and on a declared FLOPS), and says that FLOPs were not counted.
@@ -161,7 +154,7 @@ def profile(problem_path: Path, candidate: Path | None, options: ProfileOptions)
         work = case_work(problem, gpu_cases, candidate, ceilings)
         if dev == "cuda":  # the kernels actually launched replace the offline compiles
             for cw, case in zip(work, gpu_cases):
-                launched = _request(s.worker, "launched", problem, case, candidate, 600)["launches"]
+                launched = _request(s.worker.launched, problem, case, candidate, 600)
                 if all(item.get("facts") for item in launched):
                     cw.launches = launched
     sm_count = env.get("sm_count")

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
-from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.problem.spec import Problem
 from tritonforge.analysis.ceilings import Ceilings, datasheet
 from tritonforge.profiling.ceilings import cached_or_measured
+from tritonforge.worker.client import WorkerClient
+from tritonforge.worker.faults import WorkerFault
 
 
 @dataclass
@@ -31,12 +32,12 @@ class Session:
         self.device = options.evaluation.device
         self._stack = ExitStack()
         self._ceilings: Ceilings | None = None
-        self.worker: WorkerProcess
+        self.worker: WorkerClient
         self.problem: Problem
         self.evaluator: Evaluator
 
     def __enter__(self) -> "Session":
-        self.worker = self._stack.enter_context(WorkerProcess(self.device))
+        self.worker = self._stack.enter_context(WorkerClient(self.device))
         try:
             self.problem = load_problem(self.problem_path, self.worker, entry=self.options.entry,
                                         specs=self.options.specs, timeout=self.options.evaluation.check_timeout_s)
@@ -60,15 +61,18 @@ class Session:
         return self._ceilings
 
 
-def gpu_ceilings(worker: WorkerProcess, device: str) -> Ceilings:
+def gpu_ceilings(worker: WorkerClient, device: str) -> Ceilings:
     if device != "cuda":
         return datasheet(None)
-    env = worker.request({"op": "env"}, 120).result or {}
+    try:
+        env = worker.env()
+    except WorkerFault:
+        env = {}
 
     def measure() -> Ceilings:
-        reply = worker.request({"op": "ceilings"}, 300)
-        if not reply.result or "ceilings" not in reply.result:
-            raise RuntimeError(f"measuring the GPU's ceilings failed: {reply.error or reply.result}")
-        return Ceilings.from_json(reply.result["ceilings"])
+        try:
+            return worker.ceilings()
+        except WorkerFault as e:
+            raise RuntimeError(f"measuring the GPU's ceilings failed: {e}") from None
 
     return cached_or_measured(env.get("gpu") or "unknown GPU", measure)

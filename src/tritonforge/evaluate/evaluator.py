@@ -9,20 +9,22 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from tritonforge.evaluate.pool import Reply, WorkerProcess
-from tritonforge.evaluate.stats import speedup, summarize
-from tritonforge.evaluate.timing import TimingConfig
 from tritonforge.domain.verdict import CaseVerdict, Speedup, Status, Verdict, worst
+from tritonforge.evaluate.stats import speedup, summarize
 from tritonforge.problem.module import syntax_error
 from tritonforge.problem.spec import Case, Problem, ProblemError
+from tritonforge.worker.client import WorkerClient
+from tritonforge.worker.faults import CandidateFault, InternalFault, ProblemFault, ProcessFailed, WorkerFault
+from tritonforge.worker.timing import TimingConfig
 
 INTERPRETER_LABEL = "interpreter, not GPU"
 # Statuses that concern the file as a whole: no point trying its other cases.
 _WHOLE_FILE = {Status.INCOMPATIBLE, Status.LOAD_ERROR, Status.REJECTED}
 # Phases in which a crash or a hang is the problem's own fault, not the candidate's.
 _PROBLEM_PHASES = {"load_problem", "make_inputs", "entry", "reference"}
+T = TypeVar("T")
 
 
 @dataclass
@@ -49,7 +51,7 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load_problem(path: Path, worker: WorkerProcess, *, entry: str | None = None,
+def load_problem(path: Path, worker: WorkerClient, *, entry: str | None = None,
                  specs: list[str] | None = None, timeout: float = 300.0) -> Problem:
     """Read a problem's declarations through a worker. Raises ProblemError (one line)."""
     path = Path(path)
@@ -58,23 +60,23 @@ def load_problem(path: Path, worker: WorkerProcess, *, entry: str | None = None,
     where = syntax_error(path)
     if where:
         raise ProblemError(path, where)
-    reply = worker.request({"op": "describe", **_problem_fields(path, entry, specs)}, timeout)
-    return Problem.from_json(_problem_answer(path, reply, "loading it", "loaded")["problem"])
+    try:
+        return worker.describe(path, entry=entry, specs=specs, timeout=timeout)
+    except WorkerFault as fault:
+        raise _problem_error(path, fault, "loading it", "loaded") from None
 
 
-def _problem_answer(path: Path, reply: Reply, doing: str, done: str) -> dict[str, Any]:
-    """The answer to a request about the problem alone; any failure is the problem's (one line)."""
-    if reply.result is None:
-        raise ProblemError(path, f"{doing} {_failure_words(reply)}")
-    if "problem_error" in reply.result:
-        raise ProblemError(path, reply.result["problem_error"])
-    if "internal_error" in reply.result:
-        raise ProblemError(path, f"could not be {done}: {reply.result['internal_error']}")
-    return reply.result
+def _problem_error(path: Path, fault: WorkerFault, doing: str, done: str) -> ProblemError:
+    """A fault of a request about the problem alone: the problem's, in one line."""
+    if isinstance(fault, ProcessFailed):
+        return ProblemError(path, f"{doing} {_failure_words(fault)}")
+    if isinstance(fault, ProblemFault):
+        return ProblemError(path, fault.message)
+    return ProblemError(path, f"could not be {done}: {fault.message}")
 
 
 class Evaluator:
-    def __init__(self, problem: Problem, worker: WorkerProcess, options: EvalOptions) -> None:
+    def __init__(self, problem: Problem, worker: WorkerClient, options: EvalOptions) -> None:
         self.problem = problem
         self.worker = worker
         self.options = options
@@ -90,8 +92,10 @@ class Evaluator:
 
     def environment(self) -> dict[str, Any]:
         if self._env is None:
-            reply = self.worker.request({"op": "env"}, timeout=120)
-            self._env = dict(reply.result or {"device": self.options.device})
+            try:
+                self._env = dict(self.worker.env())
+            except WorkerFault:
+                self._env = {"device": self.options.device}
             self._env["timing"] = self.options.timing_label
         return self._env
 
@@ -118,13 +122,13 @@ class Evaluator:
         """
         ups = []
         for case in cases or self.cases:
-            reply = self._request("time", candidate, case, self.options.time_timeout_s,
-                                  seed=secrets.randbits(31), config=self.options.timing.to_json(),
-                                  against=str(Path(against).resolve()))
-            fault = self._fault(reply, case, candidate)
-            if fault:
-                raise RuntimeError(f"timing {candidate} against {against} failed: {fault.message}")
-            samples = reply.result or {}
+            try:
+                samples = self._ask(candidate, lambda: self.worker.time(
+                    self.problem, case, candidate, seed=secrets.randbits(31), config=self.options.timing.to_json(),
+                    timeout=self.options.time_timeout_s, against=Path(against)))
+            except WorkerFault as fault:
+                raise RuntimeError(f"timing {candidate} against {against} failed: "
+                                   f"{self._fault(fault, case, candidate).message}") from None
             ups.append(speedup(samples["baseline"], samples["candidate"]))
         return ups
 
@@ -132,40 +136,38 @@ class Evaluator:
         """Run the problem's own checks in a fresh worker before it imports any candidate."""
         if self._prepared_start == self.worker.starts and self.worker.alive():
             return
-        req = {"op": "prepare", **_problem_fields(self.problem.path, self.problem.entry, self.problem.inputs_specs),
-               "cases": [c.to_json() for c in self.cases], "seed": secrets.randbits(31)}
-        reply = self.worker.request(req, self.options.check_timeout_s)
-        _problem_answer(self.problem.path, reply, reply.phase or "loading", "checked")
+        try:
+            self.worker.prepare(self.problem, self.cases, secrets.randbits(31), self.options.check_timeout_s)
+        except WorkerFault as fault:
+            raise _problem_error(self.problem.path, fault, fault.phase or "loading", "checked") from None
         self._prepared_start = self.worker.starts
 
     # --- one case -----------------------------------------------------------------
-    def _request(self, op: str, candidate: Path | None, case: Case, timeout: float, **extra: Any) -> Reply:
+    def _ask(self, candidate: Path | None, request: Callable[[], T]) -> T:
+        """A request about a candidate, in a worker that has run the problem's own checks first."""
         if candidate is not None:
             self._prepare()
-        req = {"op": op, **_problem_fields(self.problem.path, self.problem.entry, self.problem.inputs_specs),
-               "candidate": str(Path(candidate).resolve()) if candidate else None, "case": case.to_json(), **extra}
-        return self.worker.request(req, timeout)
+        return request()
 
     def _check(self, candidate: Path | None, case: Case) -> CaseVerdict:
         seeds = [secrets.randbits(31) for _ in range(self.options.draws)]
-        reply = self._request("check", candidate, case, self.options.check_timeout_s, seeds=seeds)
-        cv = self._fault(reply, case, candidate)
-        if cv:
-            return cv
-        r = reply.result or {}
-        return CaseVerdict(case=case.label, status=Status(r["status"]), message=r.get("message", ""),
-                           max_abs_err=r.get("max_abs_err"), max_rel_err=r.get("max_rel_err"),
-                           draws=r.get("draws", 0))
+        try:
+            r = self._ask(candidate, lambda: self.worker.check(self.problem, case, candidate, seeds,
+                                                               self.options.check_timeout_s))
+        except WorkerFault as fault:
+            return self._fault(fault, case, candidate)
+        return CaseVerdict(case=case.label, status=r.status, message=r.message, max_abs_err=r.max_abs_err,
+                           max_rel_err=r.max_rel_err, draws=r.draws)
 
     def _time(self, candidate: Path | None, case: Case, cv: CaseVerdict) -> None:
-        reply = self._request("time", candidate, case, self.options.time_timeout_s,
-                              seed=secrets.randbits(31), config=self.options.timing.to_json(),
-                              with_reference=self.options.reference_timing)
-        fault = self._fault(reply, case, candidate)
-        if fault:
-            cv.status, cv.message = fault.status, f"while timing: {fault.message}"
+        try:
+            samples = self._ask(candidate, lambda: self.worker.time(
+                self.problem, case, candidate, seed=secrets.randbits(31), config=self.options.timing.to_json(),
+                timeout=self.options.time_timeout_s, with_reference=self.options.reference_timing))
+        except WorkerFault as fault:
+            verdict = self._fault(fault, case, candidate)
+            cv.status, cv.message = verdict.status, f"while timing: {verdict.message}"
             return
-        samples = reply.result or {}
         cv.baseline = summarize(samples["baseline"])
         if "candidate" in samples:
             cv.candidate = summarize(samples["candidate"])
@@ -173,41 +175,36 @@ class Evaluator:
         if "reference" in samples:
             cv.reference = summarize(samples["reference"])
 
-    def _fault(self, reply: Reply, case: Case, candidate: Path | None) -> CaseVerdict | None:
-        """A verdict for a reply that is not a plain answer; raises for the problem's own faults."""
-        r = reply.result
-        if r is not None and "problem_error" in r:
-            raise ProblemError(self.problem.path, r["problem_error"])
-        if r is not None and "internal_error" in r:
-            return CaseVerdict(case=case.label, status=Status.ERROR,
-                               message=f"evaluator error: {r['internal_error']}")
-        if r is not None and not r.get("fatal"):
-            return None
-        if r is None and candidate is not None and reply.phase in ("entry", "reference") \
-                and self._prepared_start == self.worker.starts:
-            # This process ran the problem's own code fine before it imported the candidate.
-            status = Status.TIMEOUT if reply.failure == "timeout" else Status.CRASH
-            return CaseVerdict(case=case.label, status=status,
-                               message=f"the {reply.phase} {_failure_words(reply)} once the candidate was loaded")
-        if r is None and reply.phase in _PROBLEM_PHASES:
-            raise ProblemError(self.problem.path, f"{reply.phase or 'loading'} on {case.label} "
-                                                  f"{_failure_words(reply)}")
-        if r is not None:
-            status, message = Status(r["status"]), r.get("message", "")
+    def _fault(self, fault: WorkerFault, case: Case, candidate: Path | None) -> CaseVerdict:
+        """The verdict for a request that got no plain answer; raises for the problem's own faults."""
+        if isinstance(fault, ProblemFault):
+            raise ProblemError(self.problem.path, fault.message)
+        if isinstance(fault, InternalFault):
+            return CaseVerdict(case=case.label, status=Status.ERROR, message=f"evaluator error: {fault.message}")
+        if isinstance(fault, CandidateFault):
+            if not fault.fatal:  # the candidate's own doing, judged without harm to the process
+                return CaseVerdict(case=case.label, status=fault.status, message=fault.message)
+            status, message = fault.status, fault.message
         else:
-            status = Status.TIMEOUT if reply.failure == "timeout" else Status.CRASH
-            message = reply.error or reply.failure or ""
+            assert isinstance(fault, ProcessFailed)
+            if candidate is not None and fault.phase in ("entry", "reference") \
+                    and self._prepared_start == self.worker.starts:
+                # This process ran the problem's own code fine before it imported the candidate.
+                status = Status.TIMEOUT if fault.failure == "timeout" else Status.CRASH
+                return CaseVerdict(case=case.label, status=status,
+                                   message=f"the {fault.phase} {_failure_words(fault)} once the candidate was loaded")
+            if fault.phase in _PROBLEM_PHASES:
+                raise ProblemError(self.problem.path, f"{fault.phase or 'loading'} on {case.label} "
+                                                      f"{_failure_words(fault)}")
+            status = Status.TIMEOUT if fault.failure == "timeout" else Status.CRASH
+            message = fault.error or fault.failure
         if candidate is None:  # the problem's own entry failed: the problem is unusable
             raise ProblemError(self.problem.path, f"entry '{self.problem.entry}' on {case.label}: "
                                                   f"{status.value}: {message}")
         return CaseVerdict(case=case.label, status=status, message=message)
 
 
-def _problem_fields(path: Path, entry: str | None, specs: list[str] | None) -> dict[str, Any]:
-    return {"problem": str(Path(path).resolve()), "entry": entry, "specs": list(specs or [])}
-
-
-def _failure_words(reply: Reply) -> str:
-    if reply.failure == "timeout":
-        return f"did not finish ({reply.error})"
-    return f"crashed the worker ({reply.error or 'no message'})"
+def _failure_words(fault: ProcessFailed) -> str:
+    if fault.failure == "timeout":
+        return f"did not finish ({fault.error})"
+    return f"crashed the worker ({fault.error or 'no message'})"

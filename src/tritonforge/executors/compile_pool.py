@@ -16,9 +16,10 @@ from pathlib import Path
 from queue import Queue
 from typing import Any
 
-from tritonforge.evaluate.pool import WorkerProcess
 from tritonforge.domain.verdict import Status
 from tritonforge.problem.spec import Case, Problem
+from tritonforge.worker.client import WorkerClient
+from tritonforge.worker.faults import CandidateFault, ProcessFailed, WorkerFault
 
 
 @dataclass
@@ -36,8 +37,8 @@ class CompilePool:
         self.arch = arch
         self.timeout_s = timeout_s
         n = workers or max(1, min(8, (os.cpu_count() or 2) - 2))
-        self.idle: Queue[WorkerProcess] = Queue()
-        self.all = [WorkerProcess("compile") for _ in range(n)]
+        self.idle: Queue[WorkerClient] = Queue()
+        self.all = [WorkerClient("compile") for _ in range(n)]
         for w in self.all:
             self.idle.put(w)
         self.executor = ThreadPoolExecutor(max_workers=n, thread_name_prefix="compile")
@@ -57,20 +58,17 @@ class CompilePool:
     def _compile(self, path: Path) -> CompileReport:
         worker = self.idle.get()
         try:
-            reply = worker.request({"op": "compile", "problem": str(self.problem.path), "entry": self.problem.entry,
-                                    "specs": self.problem.inputs_specs, "candidate": str(Path(path).resolve()),
-                                    "case": self.case.to_json(), "arch": self.arch}, self.timeout_s)
+            facts = worker.compile(self.problem, self.case, path, arch=self.arch, timeout=self.timeout_s)
+        except ProcessFailed as e:
+            status = Status.TIMEOUT if e.failure == "timeout" else Status.CRASH
+            return CompileReport(status, f"while compiling: {e.error or e.failure}")
+        except CandidateFault as e:
+            return CompileReport(e.status, e.message)
+        except WorkerFault as e:  # the problem's or the worker's own fault: let the GPU decide
+            return CompileReport(None, e.message)
         finally:
             self.idle.put(worker)
-        r = reply.result
-        if r is None:
-            status = Status.TIMEOUT if reply.failure == "timeout" else Status.CRASH
-            return CompileReport(status, f"while compiling: {reply.error or reply.failure}")
-        if "problem_error" in r or "internal_error" in r:
-            return CompileReport(None, r.get("problem_error") or r.get("internal_error", ""))  # let the GPU decide
-        if r.get("status") != "ok":
-            return CompileReport(Status(r["status"]), r.get("message", ""))
-        return CompileReport(None, "", r.get("facts", []))
+        return CompileReport(None, "", facts)
 
     def close(self) -> None:
         self.executor.shutdown(wait=False, cancel_futures=True)

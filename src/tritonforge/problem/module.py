@@ -1,6 +1,6 @@
 """Worker-side view of a problem file: import it and read what it declares.
 
-Only worker processes import user code (see `tritonforge.evaluate.worker`); errors here
+Only worker processes import user code (see `tritonforge.worker`); errors here
 become `ProblemError`s, one line naming the file and what is wrong.
 """
 

@@ -11,33 +11,30 @@ more between cudaProfilerStart and cudaProfilerStop, so that under
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import traceback
 from pathlib import Path
 from typing import Any, Callable
 
+from tritonforge import triton_hooks
 from tritonforge.profiling.profiler import ProfileTarget
 
 
 class KernelRecorder:
-    """Names of the Triton kernels launched, in order (wraps JITFunction.run)."""
+    """Names of the Triton kernels launched, in order (wraps JITFunction.run for the process's life)."""
 
     def __init__(self) -> None:
         self.names: list[str] = []
-        from triton.runtime.jit import JITFunction
+        jit = triton_hooks.jit_function()
+        if jit is None:
+            raise ImportError("triton.runtime.jit.JITFunction is not available")
+        triton_hooks.wrap(jit, "run", self.on_run)
 
-        original = JITFunction.run
-        recorder = self
-
-        @functools.wraps(original)
-        def run(fn_self: Any, *args: Any, **kwargs: Any) -> Any:
-            if not kwargs.get("warmup", False):  # warmup=True compiles without launching
-                recorder.names.append(getattr(fn_self, "__name__", None) or "?")
-            return original(fn_self, *args, **kwargs)
-
-        JITFunction.run = run  # type: ignore[method-assign]
+    def on_run(self, original: Callable, kernel: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        if not kwargs.get("warmup", False):  # warmup=True compiles without launching
+            self.names.append(getattr(kernel, "__name__", None) or "?")
+        return original(kernel, *args, **kwargs)
 
     def reset(self) -> None:
         self.names = []

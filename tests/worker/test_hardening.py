@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from tritonforge.evaluate.compare import compare
-from tritonforge.evaluate.launches import LaunchCounter
-from tritonforge.evaluate.source_scan import introspection
-from tritonforge.evaluate.torch_ops import TorchOps
+from tritonforge.worker.compare import compare
+from tritonforge.worker.launches import LaunchCounter
+from tritonforge.worker.source_scan import introspection
+from tritonforge.worker.torch_ops import TorchOps
 from tritonforge.problem.spec import Tolerance
 
 LOOSE = Tolerance(atol=1e-2, rtol=1e-2)
@@ -50,7 +50,7 @@ def test_replacing_a_torch_operator_for_the_whole_process_is_refused():
 
 
 def test_a_swapped_tensor_method_is_seen():
-    from tritonforge.evaluate.integrity import Integrity
+    from tritonforge.worker.integrity import Integrity
 
     watch = Integrity()
     assert "__add__" not in vars(torch.Tensor)  # inherited from the C base class
@@ -65,12 +65,12 @@ def test_a_swapped_tensor_method_is_seen():
 def test_candidates_see_no_credentials_and_run_in_a_temporary_directory(monkeypatch):
     from tests.conftest import EXAMPLES, FIXTURES
     from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem
-    from tritonforge.evaluate.pool import WorkerProcess
+    from tritonforge.worker.client import WorkerClient
     from tritonforge.domain.verdict import Status
 
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN", "TF_TEST_PASSWORD"):
         monkeypatch.setenv(name, "s3cret")
-    with WorkerProcess("cpu") as worker:
+    with WorkerClient("cpu") as worker:
         evaluator = Evaluator(load_problem(EXAMPLES / "vector_add.py", worker), worker,
                               EvalOptions(device="cpu", measure=False))
         verdict = evaluator.evaluate(FIXTURES / "candidates" / "add_reads_secrets.py")

@@ -8,8 +8,9 @@ evaluator times would escape its events.
 
 from __future__ import annotations
 
-import functools
-from typing import Any
+from typing import Any, Callable
+
+from tritonforge import triton_hooks
 
 
 class LaunchCounter:
@@ -17,41 +18,25 @@ class LaunchCounter:
         self.count = 0
         self.depth = 0  # > 0 while a launch is in progress
         self.streams: set[int] = set()
-        self.supported = False
+        jit = triton_hooks.jit_function()
+        self.supported = jit is not None
+        for cls in (jit, triton_hooks.interpreted_function()):
+            run = getattr(cls, "run", None)
+            if run is not None and not getattr(run, "_tf_counted", False):
+                triton_hooks.wrap(cls, "run", self.on_run)  # for the life of the process
+                cls.run._tf_counted = True  # type: ignore[attr-defined]
+
+    def on_run(self, original: Callable, kernel: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        if not kwargs.get("warmup", False):
+            self.count += 1
+            stream = current_stream()
+            if stream is not None:
+                self.streams.add(stream)
+        self.depth += 1
         try:
-            from triton.runtime.jit import JITFunction
-        except ImportError:
-            return
-        self._wrap(JITFunction)
-        try:
-            from triton.runtime.interpreter import InterpretedFunction
-        except ImportError:
-            pass
-        else:
-            self._wrap(InterpretedFunction)
-        self.supported = True
-
-    def _wrap(self, cls: type) -> None:
-        original = cls.run
-        if getattr(original, "_tf_counted", False):
-            return
-        counter = self
-
-        @functools.wraps(original)
-        def run(fn_self: Any, *args: Any, **kwargs: Any) -> Any:
-            if not kwargs.get("warmup", False):
-                counter.count += 1
-                stream = current_stream()
-                if stream is not None:
-                    counter.streams.add(stream)
-            counter.depth += 1
-            try:
-                return original(fn_self, *args, **kwargs)
-            finally:
-                counter.depth -= 1
-
-        run._tf_counted = True  # type: ignore[attr-defined]
-        cls.run = run
+            return original(kernel, *args, **kwargs)
+        finally:
+            self.depth -= 1
 
     def off_stream(self, stream: int | None) -> bool:
         """Whether a launch since the last reset went to another stream than `stream` (None: no CUDA)."""

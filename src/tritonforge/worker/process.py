@@ -85,7 +85,7 @@ class WorkerProcess:
         if self.gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(self.gpu)
         self.proc = subprocess.Popen(
-            [self.python, "-m", "tritonforge.evaluate.worker", "--device", self.device],
+            [self.python, "-m", "tritonforge.worker", "--device", self.device],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
             cwd=self.home, env=env, start_new_session=True,
         )
@@ -116,12 +116,6 @@ class WorkerProcess:
     def restart(self) -> None:
         self.close()
         self.start()
-
-    def __enter__(self) -> "WorkerProcess":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- requests -----------------------------------------------------------------
     def request(self, req: dict[str, Any], timeout: float) -> Reply:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tritonforge.evaluate import interpreter_compat
+from tritonforge import triton_hooks
 
 SCRIPT = """
 import os
 os.environ["TRITON_INTERPRET"] = "1"
 import torch, triton, triton.language as tl
-from tritonforge.evaluate import interpreter_compat
-installed = interpreter_compat.install()
+from tritonforge import triton_hooks
+installed = triton_hooks.install_interpreter_compat()
 
 @triton.jit
 def total(x, out, n, B: tl.constexpr):
@@ -32,4 +32,4 @@ print("installed" if installed else "not needed")
 def test_runtime_loop_bounds_run_in_the_interpreter():
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == ("installed" if interpreter_compat.needed() else "not needed")
+    assert done.stdout.strip() == ("installed" if triton_hooks.interpreter_compat_needed() else "not needed")

@@ -13,7 +13,7 @@ from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from tritonforge.evaluate.launches import LaunchCounter, current_stream
+from tritonforge.worker.launches import LaunchCounter, current_stream
 
 # Aten operations that move or shape memory but compute nothing.
 GLUE = frozenset("""

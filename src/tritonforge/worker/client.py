@@ -1,0 +1,144 @@
+"""The parent's one way to ask a worker process anything.
+
+`WorkerClient` owns a `WorkerProcess` (started on the first request, replaced after any
+fault) and offers one typed method per request. Each returns the answer, or raises a
+`WorkerFault` for every reply that is not one (see faults.py):
+
+- `ProcessFailed`: the process crashed or gave no answer in time;
+- `ProblemFault`: the problem's own code failed;
+- `InternalFault`: the worker itself failed;
+- `CandidateFault`: the candidate failed, with its verdict status and whether it was fatal.
+
+Every fault carries the last phase the worker announced, so callers can tell whose code
+was running. Which fault is whose (the candidate's or the problem's) is the caller's call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tritonforge.domain.verdict import Status
+from tritonforge.problem.spec import Case, Problem
+from tritonforge.profiling.ceilings import Ceilings
+from tritonforge.worker.faults import ProcessFailed, fault_of
+from tritonforge.worker.process import WorkerProcess
+
+
+@dataclass
+class CheckResult:
+    """A candidate's outputs against the reference on one case: correct or wrong."""
+
+    status: Status
+    message: str
+    max_abs_err: float | None
+    max_rel_err: float | None
+    draws: int  # input draws compared before the verdict
+
+
+class WorkerClient:
+    def __init__(self, device: str, *, gpu: int | None = None, python: str | None = None) -> None:
+        self.device = device
+        self.process = WorkerProcess(device, gpu=gpu, python=python)
+
+    # --- lifecycle ----------------------------------------------------------------
+    @property
+    def starts(self) -> int:
+        """Processes started so far: a change means a fresh process took over."""
+        return self.process.starts
+
+    def alive(self) -> bool:
+        return self.process.alive()
+
+    def close(self) -> None:
+        self.process.close()
+
+    def __enter__(self) -> "WorkerClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- requests about the problem or the machine ----------------------------------
+    def describe(self, path: Path, *, entry: str | None = None, specs: list[str] | None = None,
+                 timeout: float = 300.0) -> Problem:
+        """The problem's declarations (cases, tolerance, entry...)."""
+        answer = self._ask({"op": "describe", **_problem_fields(path, entry, specs)}, timeout)
+        return Problem.from_json(answer["problem"])
+
+    def prepare(self, problem: Problem, cases: list[Case], seed: int, timeout: float) -> int:
+        """Run the problem's own checks on `cases` in this process; the number of cases prepared."""
+        answer = self._ask({"op": "prepare", **_fields_of(problem), "cases": [c.to_json() for c in cases],
+                            "seed": seed}, timeout)
+        return int(answer["prepared"])
+
+    def env(self, timeout: float = 120.0) -> dict[str, Any]:
+        """The worker's machine: device, python, torch, triton, numpy; on a GPU its name,
+        sm_count, capability, memory_gb, cuda and driver."""
+        return self._ask({"op": "env"}, timeout)
+
+    def ceilings(self, timeout: float = 300.0) -> Ceilings:
+        """The GPU's copy bandwidth and matmul rates, measured in the worker."""
+        return Ceilings.from_json(self._ask({"op": "ceilings"}, timeout)["ceilings"])
+
+    # --- requests about a candidate (None: the problem's own entry) ---------------------
+    def check(self, problem: Problem, case: Case, candidate: Path | None, seeds: list[int],
+              timeout: float) -> CheckResult:
+        """The candidate's outputs against the reference, one input draw per seed."""
+        r = self._ask({**_case_fields(problem, case, candidate), "op": "check", "seeds": seeds}, timeout)
+        return CheckResult(status=Status(r["status"]), message=r.get("message", ""),
+                           max_abs_err=r.get("max_abs_err"), max_rel_err=r.get("max_rel_err"),
+                           draws=r.get("draws", 0))
+
+    def time(self, problem: Problem, case: Case, candidate: Path | None, *, seed: int, config: dict[str, Any],
+             timeout: float, with_reference: bool = False, against: Path | None = None) -> dict[str, list[float]]:
+        """Samples in ms by role: "baseline" (the entry, or `against`), "candidate" when given,
+        "reference" when asked for and the problem has one."""
+        req = {**_case_fields(problem, case, candidate), "op": "time", "seed": seed, "config": config}
+        if with_reference:
+            req["with_reference"] = True
+        if against is not None:
+            req["against"] = str(Path(against).resolve())
+        return self._ask(req, timeout)
+
+    def compile(self, problem: Problem, case: Case, candidate: Path, *, arch: int, timeout: float) -> list[dict]:
+        """Compile facts of each kernel the candidate launches, compiled offline for sm_<arch>."""
+        req = {**_case_fields(problem, case, candidate), "op": "compile", "arch": arch}
+        return self._ask(req, timeout).get("facts", [])
+
+    def analyze(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> dict[str, Any]:
+        """{"launches": [{"launch", "facts" or "error"}], "work": {"bytes", "declared_bytes",
+        "declared_flops"}} of one call, captured without running a kernel."""
+        return self._ask({**_case_fields(problem, case, candidate), "op": "analyze"}, timeout)
+
+    def launched(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> list[dict]:
+        """[{"launch", "facts"}] of the kernels one call actually launched (on a GPU)."""
+        return self._ask({**_case_fields(problem, case, candidate), "op": "launched"}, timeout)["launches"]
+
+    def count_flops(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> dict[str, Any]:
+        """`FlopCount.to_json()` of one call, counted in Triton's interpreter."""
+        return self._ask({**_case_fields(problem, case, candidate), "op": "count_flops"}, timeout)["flops"]
+
+    # --- the one place replies are read ---------------------------------------------------
+    def _ask(self, req: dict[str, Any], timeout: float) -> dict[str, Any]:
+        reply = self.process.request(req, timeout)
+        if reply.result is None:
+            raise ProcessFailed(reply.failure or "crash", reply.error, reply.phase)
+        fault = fault_of(reply.result, reply.phase)
+        if fault is not None:
+            raise fault
+        return reply.result
+
+
+def _problem_fields(path: Path, entry: str | None, specs: list[str] | None) -> dict[str, Any]:
+    return {"problem": str(Path(path).resolve()), "entry": entry, "specs": list(specs or [])}
+
+
+def _fields_of(problem: Problem) -> dict[str, Any]:
+    return _problem_fields(problem.path, problem.entry, problem.inputs_specs)
+
+
+def _case_fields(problem: Problem, case: Case, candidate: Path | None) -> dict[str, Any]:
+    return {**_fields_of(problem), "candidate": str(Path(candidate).resolve()) if candidate else None,
+            "case": case.to_json()}
