@@ -15,7 +15,8 @@ import pytest
 from tests.profiling.captures import CAPTURES, FIXTURES, csv_text
 from tritonforge.diagnosis import (RULES, DiagnosisInput, Finding, GpuCeilings, Roofline, diagnose,
                                    main_bottleneck, signals)
-from tritonforge.profiling.metrics import KernelMetrics, parse_raw_csv
+from tritonforge.profiling.metrics import KernelMetrics
+from tritonforge.profiling.ncu.parse import parse_raw_csv
 
 # Compulsory DRAM bytes (and flops) of each capture, from kernels.py's sizes.
 ROOFLINE = {
