@@ -4,7 +4,8 @@
 
 Each step is a command whose output goes to OUTDIR/logs/<step>.log; a step that would not
 finish before the deadline is skipped and says so. At the end OUTDIR/session.json lists
-every step (command, return code, seconds) and OUTDIR/runs.tgz holds the run directories.
+every step (command, return code, seconds) and OUTDIR/runs.tgz holds the run directories'
+summaries, reports, diffs and run stores (no copies of the example or candidate sources).
 Nothing here judges results: benchmarks/record.py turns these files into the tables in
 benchmarks/results/.
 """
@@ -87,7 +88,8 @@ def main() -> None:
                                                       "steps": record}, indent=1))
     with tarfile.open(out / "runs.tgz", "w:gz") as tar:
         for path in sorted((out / "runs").glob("*")):
-            for f in ("summary.json", "report.md", "best.py", "best.diff", "run.sqlite"):
+            # best.py is the example with best.diff applied: the diff is kept, not the copy.
+            for f in ("summary.json", "report.md", "best.diff", "run.sqlite"):
                 if (path / f).exists():
                     tar.add(path / f, arcname=f"{path.name}/{f}")
         tar.add(out / "logs", arcname="logs")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tritonforge import triton_hooks
 
 SCRIPT = """
@@ -29,6 +31,7 @@ print("installed" if installed else "not needed")
 """
 
 
+@pytest.mark.slow
 def test_runtime_loop_bounds_run_in_the_interpreter():
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

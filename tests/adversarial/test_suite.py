@@ -53,11 +53,13 @@ def test_rows_are_well_formed():
 
 
 @pytest.mark.parametrize("row", _params("cpu"))
+@pytest.mark.slow
 def test_cpu(cpu_results, row):
     _check(cpu_results[row.name])
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("row", _params("cuda"))
+@pytest.mark.slow
 def test_gpu(gpu_results, row):
     _check(gpu_results[row.name])

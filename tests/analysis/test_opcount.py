@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # counts FLOPs by running every example in the interpreter
+
 ROOT = Path(__file__).resolve().parents[2]
 
 _COUNT_SCRIPT = textwrap.dedent('''

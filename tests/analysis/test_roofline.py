@@ -18,6 +18,7 @@ def work_of(name: str):
     return case_work(problem, problem.test_cases[:1], None, datasheet(None))[0]
 
 
+@pytest.mark.slow
 def test_add_softmax_matmul_bytes_and_flops_match_hand_counts():
     add = work_of("vector_add")  # n = 1000 fp32: read x and y, write out
     assert add.roofline.work.bytes == 3 * 4 * 1000

@@ -67,6 +67,7 @@ def malformed(tmp_path: Path, name: str) -> Path:
 
 @pytest.mark.parametrize("command", ["check", "optimize"])
 @pytest.mark.parametrize("name", list(MALFORMED))
+@pytest.mark.slow
 def test_a_malformed_problem_gets_one_line_naming_it_and_exit_2(tmp_path, name, command):
     problem = malformed(tmp_path, name)
     out = tmp_path / "run"
@@ -78,6 +79,7 @@ def test_a_malformed_problem_gets_one_line_naming_it_and_exit_2(tmp_path, name, 
 
 
 @pytest.mark.parametrize("command", ["check", "optimize"])
+@pytest.mark.slow
 def test_a_reference_that_is_not_deterministic_is_refused(tmp_path, command):
     # The worker calls the reference twice on the same inputs; noise between them means no
     # candidate could ever be judged against it.
@@ -88,6 +90,7 @@ def test_a_reference_that_is_not_deterministic_is_refused(tmp_path, command):
 
 
 @pytest.mark.parametrize("command", ["check", "optimize"])
+@pytest.mark.slow
 def test_shapes_that_do_not_fit_the_device_name_the_case(tmp_path, command):
     problem = PROBLEMS / "bad_shapes_oom.py"
     out = tmp_path / "run"
@@ -163,6 +166,7 @@ def test_a_damaged_store_is_refused_and_left_as_it_is(tmp_path, damage, words):
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # byte for byte, nothing added
 
 
+@pytest.mark.slow
 def test_a_store_of_another_problem_or_entry_is_refused_and_left_as_it_is(tmp_path):
     store = filled_store(tmp_path / "run.sqlite", EXAMPLES / "softmax.py")
     before = store.read_bytes()

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import EXAMPLES, FIXTURES
 
+pytestmark = pytest.mark.slow  # each test runs the CLI in a new process that imports torch
+
 PROBLEMS = FIXTURES / "problems"
 
 

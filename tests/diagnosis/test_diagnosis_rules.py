@@ -16,7 +16,8 @@ from tests.profiling.captures import CAPTURES, FIXTURES, csv_text
 from tritonforge.analysis.ceilings import datasheet
 from tritonforge.analysis.roofline import Roofline, Work
 from tritonforge.diagnosis import RULES, DiagnosisInput, Finding, diagnose, main_bottleneck, signals
-from tritonforge.profiling.metrics import KernelMetrics, parse_raw_csv
+from tritonforge.profiling.metrics import KernelMetrics
+from tritonforge.profiling.ncu.parse import parse_raw_csv
 
 
 def roofline(bytes: float, flops: float = 0.0, floor_ns: float = 0.0) -> Roofline:

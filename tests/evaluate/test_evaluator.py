@@ -64,6 +64,7 @@ def test_wrong_candidate(evaluator):
     assert v.cases[0].speedup is None  # wrong candidates are not timed
 
 
+@pytest.mark.slow
 def test_hanging_candidate_times_out_and_the_next_one_runs(evaluator):
     evaluator.options.check_timeout_s = 8
     try:
@@ -75,12 +76,14 @@ def test_hanging_candidate_times_out_and_the_next_one_runs(evaluator):
     assert judge(evaluator, "add_correct").status is Status.CORRECT
 
 
+@pytest.mark.slow
 def test_raising_candidate(evaluator):
     v = judge(evaluator, "add_raises")
     assert v.status is Status.ERROR
     assert "RuntimeError: boom: candidate gave up" in v.message
 
 
+@pytest.mark.slow
 def test_candidate_that_kills_its_process(evaluator, worker):
     starts = worker.starts
     v = judge(evaluator, "add_kills")

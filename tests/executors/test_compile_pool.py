@@ -21,6 +21,7 @@ def matmul():
         return load_problem(EXAMPLES / "matmul.py", w)
 
 
+@pytest.mark.slow
 def test_oversized_and_fitting_candidates(matmul, tmp_path):
     source = (EXAMPLES / "matmul.py").read_text()
     # 256 x 256 x 128 fp16 tiles, 6 stages: far beyond 227 KB of shared memory per block.

@@ -7,7 +7,8 @@ import functools
 import pytest
 
 from tests.profiling.captures import CAPTURES, FOCUSED, csv_text, csv_values
-from tritonforge.profiling.metrics import KernelMetrics, parse_raw_csv, parse_value
+from tritonforge.profiling.metrics import KernelMetrics
+from tritonforge.profiling.ncu.parse import parse_raw_csv, parse_value
 
 # Field -> the metric column it is read from (the parser's choice, checked against the CSV).
 DIRECT = {
@@ -203,7 +204,7 @@ def test_read_report_says_when_ncu_report_is_missing(tmp_path):
         pass
     else:
         pytest.skip("ncu_report is importable here")
-    from tritonforge.profiling.metrics import _ncu_report_dirs, read_report
+    from tritonforge.profiling.ncu.report import _ncu_report_dirs, read_report
 
     if _ncu_report_dirs():
         pytest.skip("an Nsight Compute install is here")

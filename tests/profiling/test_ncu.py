@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.profiling.captures import FIXTURES
-from tritonforge.profiling import NcuProfiler, ProfileResult, Profiler, ProfileTarget
-from tritonforge.profiling.ncu import DEFAULT_SECTIONS, counters_restricted
+from tritonforge.profiling import ProfileResult, Profiler, ProfileTarget
+from tritonforge.profiling.ncu.profiler import DEFAULT_SECTIONS, NcuProfiler, counters_restricted
 
 STAND_IN = f"""#!{sys.executable}
 import json, os, sys, time
@@ -77,7 +77,7 @@ def test_command_profiles_only_the_marked_call_with_the_focused_sections(tmp_pat
     assert "dram__bytes_read.sum" in cmd[cmd.index("--metrics") + 1].split(",")
     assert "-k" not in cmd  # no names: every kernel in the marked call, filtered afterwards
     assert cmd[cmd.index("-o") + 1] == str(tmp_path / "rep") and "-f" in cmd
-    assert cmd[-4:] == ["/py", "-m", "tritonforge.profiling.ncu_target", str(tmp_path / "t.json")]
+    assert cmd[-4:] == ["/py", "-m", "tritonforge.profiling.ncu.target", str(tmp_path / "t.json")]
 
 
 def test_command_filters_by_exact_kernel_names(tmp_path):

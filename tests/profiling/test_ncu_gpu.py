@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tritonforge.diagnosis import DiagnosisInput, diagnose, main_bottleneck
-from tritonforge.profiling import NcuProfiler, ProfileTarget, read_report
+from tritonforge.profiling import ProfileTarget
+from tritonforge.profiling.ncu import NcuProfiler, read_report
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]

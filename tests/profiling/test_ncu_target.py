@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from tritonforge.profiling import ncu_target
+from tritonforge.profiling.ncu import target as ncu_target
 from tritonforge.profiling.profiler import ProfileTarget
 
 PROBLEM = textwrap.dedent("""

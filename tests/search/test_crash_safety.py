@@ -86,6 +86,7 @@ def uninterrupted(tmp_path: Path) -> Iterator[tuple[subprocess.Popen, Path]]:
         proc.wait()
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume_matches_an_uninterrupted_run(
         tmp_path: Path, uninterrupted: tuple[subprocess.Popen, Path]) -> None:
     seed = int(os.environ.get("TF_CRASH_SEED") or int.from_bytes(os.urandom(4), "little"))

@@ -22,6 +22,8 @@ from tritonforge.commands.optimize import OptimizeOptions, RunError, optimize
 from tritonforge.search.loop import SearchConfig
 from tritonforge.store import RunStore
 
+pytestmark = pytest.mark.slow  # whole optimize runs, one of them killed and resumed
+
 
 def options(out: Path, budget: int, **kw) -> OptimizeOptions:
     return OptimizeOptions(out=out, evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

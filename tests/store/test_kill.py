@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tritonforge.store import RunStore
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -76,6 +78,7 @@ def check(path: Path, committed: dict[str, dict]) -> dict[str, dict]:
     return {k: ev for k, (_, ev) in judged.items()}
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_loses_only_the_candidate_in_flight(tmp_path: Path) -> None:
     path = tmp_path / "run.sqlite"
     RunStore.create(path, "p.py", "src", "f", {}).close()

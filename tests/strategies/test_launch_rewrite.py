@@ -187,6 +187,7 @@ print(json.dumps(ok))
 '''
 
 
+@pytest.mark.slow
 def test_rewritten_examples_still_compute_the_right_answer(tmp_path):
     """Grid and kernel stay consistent: run the rewritten files in Triton's interpreter."""
     changes = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from tritonforge.worker.compare import compare
@@ -62,6 +63,7 @@ def test_a_swapped_tensor_method_is_seen():
     assert watch.violations() == []
 
 
+@pytest.mark.slow
 def test_candidates_see_no_credentials_and_run_in_a_temporary_directory(monkeypatch):
     from tests.conftest import EXAMPLES, FIXTURES
     from tritonforge.evaluate.evaluator import EvalOptions, Evaluator, load_problem

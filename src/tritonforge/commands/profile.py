@@ -187,11 +187,11 @@ def profile(problem_path: Path, candidate: Path | None, options: ProfileOptions)
 def ncu_profile(problem: Problem, candidate: Path | None, case: Case, cw: CaseWork, ceilings: Ceilings,
                 sm_count: int | None, device: str) -> dict[str, Any]:
     """Nsight Compute counters and findings per kernel for one case, or why there are none."""
-    from tritonforge.profiling import NcuProfiler, ProfileTarget
+    from tritonforge.profiling import ProfileTarget, get_profiler
 
     if device != "cuda":
         return {"available": False, "reason": "no GPU: Nsight Compute needs one"}
-    profiler = NcuProfiler()
+    profiler = get_profiler("ncu")
     avail = profiler.available()
     if not avail.ok:
         return {"available": False, "reason": avail.reason}

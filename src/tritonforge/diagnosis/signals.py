@@ -1,6 +1,6 @@
 """Flatten a DiagnosisInput into named signals, the only vocabulary rules speak.
 
-Each signal is computed once here, from whichever source has it (ncu counters first,
+Each signal is computed once here, from whichever source has it (profiler counters first,
 then compile facts, then the roofline), and is simply absent when nothing knows it:
 a rule that needs an absent signal does not run.
 """

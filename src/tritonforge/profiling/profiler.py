@@ -1,7 +1,7 @@
 """The profiler interface: what to profile, what comes back, and who can do it.
 
-`NcuProfiler` (tritonforge.profiling.ncu) is the NVIDIA implementation; a ROCm one
-would implement the same Protocol. A profiler never raises for its environment (no
+Each vendor's profiler implements `Profiler` in its own module and is listed in
+`registry`; Nsight Compute (`profiling.ncu`) is the first. A profiler never raises for its environment (no
 tool, no permission, a target that crashed): `available()` and `profile()` say why in
 one line, and the caller carries on without counters.
 """

@@ -1,6 +1,6 @@
 """Nsight Compute as a Profiler: run one call under `ncu`, export the raw page, parse it.
 
-The profiled process is `python -m tritonforge.profiling.ncu_target`, which marks the
+The profiled process is `python -m tritonforge.profiling.ncu.target`, which marks the
 call to profile with cudaProfilerStart/Stop; `--profile-from-start off` makes ncu
 skip everything else (imports, compiling, autotuning, warm-up calls).
 """
@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from tritonforge.profiling.metrics import EXTRA_METRICS, KernelMetrics, parse_raw_csv
+from tritonforge.profiling.metrics import KernelMetrics
+from tritonforge.profiling.ncu.names import EXTRA_METRICS
+from tritonforge.profiling.ncu.parse import parse_raw_csv
 from tritonforge.profiling.profiler import Availability, ProfileResult, ProfileTarget
 
 # Enough for every KernelMetrics field; `--set full` costs ~40 replay passes, these ~20.
@@ -96,7 +98,7 @@ class NcuProfiler:
             cmd += ["--metrics", ",".join(self.metrics)]
         if target.kernels:
             cmd += ["-k", "regex:^(" + "|".join(re.escape(k) for k in target.kernels) + ")$"]
-        return cmd + ["-f", "-o", str(report), self.python, "-m", "tritonforge.profiling.ncu_target", str(config)]
+        return cmd + ["-f", "-o", str(report), self.python, "-m", "tritonforge.profiling.ncu.target", str(config)]
 
     def profile(self, target: ProfileTarget) -> ProfileResult:
         avail = self.available()
@@ -163,7 +165,7 @@ def _run(cmd: list[str], timeout_s: float, env: dict[str, str] | None = None) ->
 def _child_env() -> dict[str, str]:
     # The profiled interpreter must import this package even when it is not installed.
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(Path(__file__).resolve().parents[3])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
     env.setdefault("PYTHONUNBUFFERED", "1")
     return env

@@ -1,6 +1,6 @@
 """The program Nsight Compute runs: one profiled call of a problem's entry on one case.
 
-    python -m tritonforge.profiling.ncu_target <target.json | inline JSON>
+    python -m tritonforge.profiling.ncu.target <target.json | inline JSON>
 
 The JSON is a `ProfileTarget` plus "result": a path where this script writes
 {"ok": true, "launches": N, "kernels": [names]} (or {"ok": false, "error": "..."}).
@@ -84,7 +84,7 @@ def profile_once(target: ProfileTarget) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m tritonforge.profiling.ncu_target <target.json | JSON>", file=sys.stderr)
+        print("usage: python -m tritonforge.profiling.ncu.target <target.json | JSON>", file=sys.stderr)
         return 2
     config = load_config(argv[1])
     result_path = config.pop("result", None)
