@@ -38,6 +38,16 @@ class Kernel:
     def autotuned(self) -> bool:
         return self.autotune is not None
 
+    def heuristic(self, name: str) -> ast.expr | None:
+        """The function @triton.heuristics gives for parameter `name` (usually a lambda)."""
+        for call in self.heuristics:
+            values = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
+            if isinstance(values, ast.Dict):
+                for k, v in zip(values.keys, values.values):
+                    if isinstance(k, ast.Constant) and k.value == name:
+                        return v
+        return None
+
     def heuristic_names(self) -> list[str]:
         """Parameters set by @triton.heuristics({...}), in the order written."""
         names: list[str] = []

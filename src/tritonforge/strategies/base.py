@@ -57,6 +57,9 @@ class SearchState:
     floors_ms: dict[str, float] = field(default_factory=dict)  # roofline floor per case label
     gpu: dict[str, Any] = field(default_factory=dict)  # device limits, e.g. max_shared_per_block, sm_count
     findings: list[Any] = field(default_factory=list)  # diagnosis findings of the best, if profiled
+    # The launches the problem's own entry made, per case label: launch_capture records with
+    # the host locals around each launch (what computed launch values are replayed from).
+    captured: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     device: str = "cuda"
     round: int = 0
 
@@ -64,6 +67,14 @@ class SearchState:
     def source(self) -> str:
         """The best candidate's source."""
         return self.best.source
+
+    @property
+    def dominant_case(self) -> str | None:
+        """The case the best spends most time on (the last one when times are not known)."""
+        timed = [c for c in self.best_cases if c.median_ms is not None]
+        if timed:
+            return max(timed, key=lambda c: c.median_ms or 0.0).case
+        return list(self.captured)[-1] if self.captured else None
 
     def tried(self, key: str) -> bool:
         return any(o.candidate.key == key for o in self.history)

@@ -9,6 +9,7 @@ from typing import Any, Iterator
 
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
 from tritonforge.analysis.launch_sites.resolve import Resolved, Scope, SourceModule
+from tritonforge.analysis.launch_sites.runtime import ReplayedValue
 from tritonforge.analysis.launch_sites.syntax import bind_call, defaults_of, fold, last_name, params_of, span_of, walk_local
 
 
@@ -23,6 +24,9 @@ class Use:
     resolved: Resolved
     span: Span | None = None  # the literal, insertion point or config list
     configs: tuple[ConfigSpec, ...] | None = None
+    expr: ast.expr | None = None  # what the launch passes (or the heuristic's body), for replay
+    fn: ast.FunctionDef | ast.Lambda | None = None  # where `expr` is evaluated
+    replayed: ReplayedValue | None = None  # set when the value is computed and replay reproduces it
 
 
 @dataclass
@@ -74,16 +78,21 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
     fn = module.functions[facts.name]
     defaults = defaults_of(fn)
     for c in facts.constexprs:
-        if c in facts.autotune_keys or (c in facts.heuristics and c not in bound):
-            continue  # set by the decorator
+        if c in facts.autotune_keys:
+            continue  # set by the decorator's configs
+        if c in facts.heuristics and c not in bound:
+            launch.uses.append(_heuristic_use(module, facts.name, c))
+            continue
+        expr, where_fn = bound.get(c), launch.scope.fn
         if c in bound:
             r = _resolve_arg(module, c, bound[c], launch.scope)
         elif c in defaults:
             r = module.resolve(defaults[c], module.module_scope())
             r.where = f"default of {facts.name}: {r.where}"
+            expr, where_fn = defaults[c], None
         else:
             r = Resolved("unknown", "", f"{c} is not passed at the launch")
-        launch.uses.append(Use(-1, facts.name, c, "constexpr", r))
+        launch.uses.append(Use(-1, facts.name, c, "constexpr", r, expr=expr, fn=where_fn))
     if facts.autotuned:
         node, configs, why = module.autotune_list(fn)
         text = module.text(node) if node else ""
@@ -94,10 +103,19 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
     for opt, default in (("num_warps", DEFAULT_WARPS), ("num_stages", DEFAULT_STAGES)):
         if opt in options:
             r = _resolve_arg(module, opt, options[opt], launch.scope)
-            launch.uses.append(Use(-1, facts.name, opt, opt, r))
+            launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=options[opt], fn=launch.scope.fn))
         else:
             r = Resolved("insert", str(default), f"not passed: Triton's default {default}", None, default)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, _insertion_point(launch.call, opt)))
+
+
+def _heuristic_use(module: SourceModule, kernel: str, param: str) -> Use:
+    fn = module.heuristic(kernel, param)
+    if not isinstance(fn, ast.Lambda):
+        return Use(-1, kernel, param, "constexpr", Resolved("unknown", "", f"{param} is set by @triton.heuristics"))
+    text = module.text(fn.body)
+    r = Resolved("heuristic", text, f"@triton.heuristics: {param} = {text} (line {fn.lineno})")
+    return Use(-1, kernel, param, "constexpr", r, expr=fn.body, fn=fn)
 
 
 def _resolve_arg(module: SourceModule, name: str, expr: ast.expr, scope: Scope) -> Resolved:

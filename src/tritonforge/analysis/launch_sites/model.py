@@ -5,7 +5,10 @@ constexprs (`KernelFacts`) and one launch (`LaunchSite`), with the legal ranges 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tritonforge.analysis.launch_sites.runtime import ReplayedValue
 
 # Legal ranges. tl.arange needs powers of two; Triton caps a tensor at 2**20 elements.
 BLOCK_MIN = 16
@@ -109,6 +112,13 @@ class Tunable:
     feeds: tuple[str, ...] = ()  # "kernel.PARAM" it shapes, in launch order
     pairs: tuple[str, ...] = ()  # ids it forms 2D tiles with
     relations: tuple[str, ...] = ()  # constraints, in words
+    # A value the host code computes: moves edit the literals it reads (see launch_sites.runtime).
+    replayed: "ReplayedValue | None" = field(default=None, repr=False)
+
+    @property
+    def per_case(self) -> dict[str, Any]:
+        """The value on each captured case (a computed value may follow the shape)."""
+        return dict(self.replayed.per_case) if self.replayed else {}
 
     @property
     def kernel(self) -> str:

@@ -46,6 +46,7 @@ class SourceModule:
         self.top = bindings(walk_local(self.tree))
         self._local: dict[int, dict[str, list[Binding]]] = {}
         self._configs: dict[str, tuple[ast.expr | None, tuple[ConfigSpec, ...] | None, str]] = {}
+        self._constants: dict[tuple[int, int, int, int], ast.Constant] | None = None
         # Launches name kernels at module level: a kernel nested in a function is not one of them.
         self._triton = {n: k for n, k in reader.kernels.items() if self.functions.get(n) is k.fn}
         self.kernels = {n: _kernel_facts(self, k) for n, k in self._triton.items()}
@@ -112,6 +113,16 @@ class SourceModule:
         if found.kind == "literal":
             found.where = f"{expr.id} = {found.text} (line {bind.value.lineno})"
         return found
+
+    def heuristic(self, kernel: str, param: str) -> ast.expr | None:
+        return self._triton[kernel].heuristic(param)
+
+    def constant_at(self, span_key: tuple[int, int, int, int]) -> ast.Constant | None:
+        """The integer literal written at a span (as `span_of` gives it)."""
+        if self._constants is None:
+            self._constants = {(n.lineno, n.col_offset, n.end_lineno, n.end_col_offset): n
+                               for n in ast.walk(self.tree) if isinstance(n, ast.Constant)}
+        return self._constants.get(span_key)
 
     def autotune_configs(self, fn: ast.FunctionDef) -> tuple[ConfigSpec, ...] | None:
         return self.autotune_list(fn)[1]

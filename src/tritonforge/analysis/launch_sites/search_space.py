@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tritonforge.analysis.launch_sites.launches import collect_launches
-from tritonforge.analysis.launch_sites.model import LaunchSite, Tunable
+from tritonforge.analysis.launch_sites.model import LaunchSite, Span, Tunable
 from tritonforge.analysis.launch_sites.resolve import Scope, SourceModule
+from tritonforge.analysis.launch_sites.runtime import Runtime, solve
+from tritonforge.analysis.launch_sites.syntax import span_of
 from tritonforge.analysis.launch_sites.tunables import build_sites
+from tritonforge.domain.candidate import source_key
 
 
 @dataclass
@@ -18,6 +21,8 @@ class SearchSpace:
 
     sites: list[LaunchSite]
     source: str = ""
+    module: SourceModule | None = field(default=None, repr=False)
+    runtime: Runtime | None = field(default=None, repr=False)
     by_id: dict[str, Tunable] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -47,24 +52,51 @@ class SearchSpace:
         same = [u for u in self.tunables if u.name == t.name]
         return t.name if len(same) <= 1 else tid
 
+    def literal_edits(self, changes: dict[str, Any]) -> list[tuple[Span, int]]:
+        """Edits of the literals that computed values read, for `changes` of any tunables:
+        computed values in `changes` reach their targets on the dominant case, the others keep
+        their values. Raises `runtime.Unreachable` when no such edits exist."""
+        replayed = {t.id: t.replayed for t in self.tunables if t.replayed is not None}
+        if not replayed or self.module is None or self.runtime is None:
+            return []
+        module, fixed, locked = self.module, {}, set()
+        for t in self.tunables:
+            for loc in t.locations:
+                node = module.constant_at(loc.key) if loc.insert is None else None
+                if node is None:
+                    continue
+                locked.add(id(node))
+                if t.id in changes and changes[t.id] != t.current:
+                    fixed[id(node)] = changes[t.id] + loc.delta
+        targets = {tid: v for tid, v in changes.items() if tid in replayed}
+        edits = solve(module.tree, self.runtime, replayed, targets, fixed, frozenset(locked))
+        nodes = {id(n): n for n in ast.walk(module.tree) if isinstance(n, ast.Constant)}
+        return [(span_of(nodes[k]), v) for k, v in edits.items() if k not in fixed]
+
     @staticmethod
-    def from_source(source: str, entry: str) -> "SearchSpace":
-        return SearchSpace(find_launch_sites(source, entry), source)
+    def from_source(source: str, entry: str, runtime: Runtime | None = None) -> "SearchSpace":
+        """`runtime`: launches captured per case, which make computed values tunable."""
+        module = SourceModule(source)
+        return SearchSpace(find_launch_sites(source, entry, runtime, module), source, module, runtime)
 
 
-def find_launch_sites(source: str, entry: str) -> list[LaunchSite]:
+def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,
+                      module: SourceModule | None = None) -> list[LaunchSite]:
     """Every Triton launch reachable from `entry`, with the values that shape it.
 
     Raises SyntaxError for a file that does not parse, ValueError when `entry` is not a
     top-level function of it.
     """
-    module = SourceModule(source)
+    module = module or SourceModule(source)
     fn = module.functions.get(entry)
     if fn is None or entry in module.kernels:
         raise ValueError(f"no plain top-level function named {entry!r}")
     scope = Scope(fn, {}, (entry,))
     launches = list(collect_launches(module, scope))
-    return build_sites(module, launches)
+    verify = runtime is not None and runtime.source_key in ("", source_key(source))
+    return build_sites(module, launches, runtime, verify)
+
+
 
 
 def entry_of(source: str) -> str | None:

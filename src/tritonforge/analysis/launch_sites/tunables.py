@@ -8,10 +8,12 @@ from collections import defaultdict
 from typing import Any
 
 from tritonforge.analysis.launch_sites.launches import Launch, Use, grid_form, grid_literals
+from tritonforge.analysis.launch_sites.resolve import Resolved
 from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DOT_MIN, DOT_ROLES, MAX_TENSOR_NUMEL,
                                                      STAGES, TILE_ROLES, WARPS, KernelFacts, LaunchSite, Span,
                                                      Tunable, is_pow2)
 from tritonforge.analysis.launch_sites.resolve import SourceModule
+from tritonforge.analysis.launch_sites.runtime import ReplayedValue, Runtime, replay_value
 from tritonforge.analysis.launch_sites.syntax import span_of
 
 
@@ -32,20 +34,45 @@ class _Groups:
         self.parent[self.find(a)] = self.find(b)
 
 
-def build_sites(module: SourceModule, launches: list[Launch]) -> list[LaunchSite]:
+def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime | None = None,
+                verify: bool = True) -> list[LaunchSite]:
     uses = []
+    seen: dict[str, int] = defaultdict(int)
     for i, launch in enumerate(launches):
+        occurrence = seen[launch.facts.name]
+        seen[launch.facts.name] += 1
         for u in launch.uses:
             u.launch = i
             if u.resolved.kind == "literal" and u.resolved.node is not None:
                 u.span = span_of(u.resolved.node)
+            elif runtime is not None:
+                _replay(module, launch, u, occurrence, runtime, verify)
             uses.append(u)
     groups, spans = _group_uses(module, launches, uses)
     tunable_of = _make_tunables(launches, uses, groups, spans)
     return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
 
 
+def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runtime: Runtime,
+            verify: bool) -> None:
+    """A computed value becomes tunable through the literals it reads, if replay reproduces it."""
+    if u.expr is None or u.resolved.kind not in ("derived", "unknown", "heuristic"):
+        return
+    rv = ReplayedValue(u.expr, u.fn, launch.call.lineno, u.kernel, occurrence,
+                       heuristic=u.resolved.kind == "heuristic")
+    _, note = replay_value(module.tree, runtime, rv, u.param, verify=verify)
+    if note or not rv.knobs:
+        u.resolved.where += f"; {note or 'reads no integer literal'}"
+        return
+    u.replayed = rv
+    literals = ", ".join(f"{c.value} (line {c.lineno})" for c in rv.knobs)
+    u.resolved = Resolved("replayed", u.resolved.text, f"{u.resolved.text or u.param}, computed at run time; "
+                          f"it reads {literals}", None, rv.per_case.get(runtime.dominant))
+
+
 def _use_key(u: Use) -> tuple:
+    if u.replayed is not None:
+        return ("replayed", u.kind) + tuple(sorted(span_of(c).key for c in u.replayed.knobs))
     if u.span is not None and u.span.insert is None:
         return ("span",) + u.span.key
     if u.span is not None:
@@ -110,6 +137,7 @@ def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Spa
     why = first.resolved.where
     problem = _not_free(first, kinds, group, launches)
     return Tunable(
+        replayed=first.replayed if problem is None else None,
         id=tid,
         kind=first.kind,
         current=current,
@@ -129,16 +157,19 @@ def _not_free(first: Use, kinds: set[str], group: list[Use], launches: list[Laun
         return f"one value feeds {' and '.join(sorted(kinds))}: not tuned"
     if r.kind == "configs":
         return None
-    if r.kind not in ("literal", "insert"):
+    if r.kind not in ("literal", "insert", "replayed"):
         return r.where
+    values = set(first.replayed.per_case.values()) if first.replayed else {r.value}
     if first.kind != "constexpr":
         legal = WARPS if first.kind == "num_warps" else STAGES
-        return None if r.value in legal else f"{r.value} is not a legal {first.kind}"
+        bad = sorted(v for v in values if v not in legal)
+        return f"{bad[0]} is not a legal {first.kind}" if bad else None
     for u in group:
         if not launches[u.launch].facts.roles.get(u.param, frozenset()) & TILE_ROLES:
             return f"{u.kernel}.{u.param} shapes no tensor (may carry meaning): {r.where}"
-    if not is_pow2(r.value):
-        return f"{r.value} is not a power of two: {r.where}"
+    bad = sorted(v for v in values if not is_pow2(v))
+    if bad:
+        return f"{bad[0]} is not a power of two: {r.where}"
     return None
 
 

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from typing import Any
 
 from tritonforge.analysis.launch_sites import SearchSpace, Tunable
+from tritonforge.analysis.launch_sites.runtime import Runtime, Unreachable
 from tritonforge.strategies.base import Candidate, SearchState, Strategy, source_key
 from tritonforge.strategies.launch.feasibility import FeasibleHook, HardwareLimits, check_assignment
 from tritonforge.strategies.launch.moves import Lesson, Move, MoveRecord, combinations, describe_move, neighbours
@@ -35,6 +36,7 @@ class LaunchParamStrategy(Strategy):
         self.last_space: SearchSpace | None = None
         self.last_moves: list[MoveRecord] = []
         self._analyses: dict[str, SearchSpace | None] = {}  # by source key: sources never change
+        self._runtime: Runtime | None = None
 
     def applies(self, source: str, entry: str) -> bool:
         space = self._space(source, entry)
@@ -42,6 +44,7 @@ class LaunchParamStrategy(Strategy):
 
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         self.last_moves = []
+        self._learn_runtime(state)
         space = self._space(state.best.source, state.entry)
         self.last_space = space
         if space is None or not space.tunables or limit <= 0:
@@ -62,11 +65,18 @@ class LaunchParamStrategy(Strategy):
         return out
 
     # analysis
+    def _learn_runtime(self, state: SearchState) -> None:
+        """Computed launch values become tunable once the baseline's launches are known."""
+        if self._runtime is None and state.captured:
+            self._runtime = Runtime.from_records(state.captured, state.dominant_case,
+                                                 source_key(state.baseline_source))
+            self._analyses.clear()
+
     def _space(self, source: str, entry: str) -> SearchSpace | None:
         key = source_key(source)
         if key not in self._analyses:
             try:
-                self._analyses[key] = SearchSpace.from_source(source, entry)
+                self._analyses[key] = SearchSpace.from_source(source, entry, self._runtime)
             except (SyntaxError, ValueError):
                 self._analyses[key] = None  # another strategy's file we cannot read: no launches
         return self._analyses[key]
@@ -116,7 +126,11 @@ class LaunchParamStrategy(Strategy):
             if len(out) >= limit:
                 record.reason = "over this round's limit"
                 continue
-            source = apply_assignment(space, changes)
+            try:
+                source = apply_assignment(space, changes)
+            except Unreachable as e:
+                record.status, record.reason = "pruned", str(e)
+                continue
             key = source_key(source)
             if key in seen or state.tried(key):
                 earlier = key in {c.key for c in out}

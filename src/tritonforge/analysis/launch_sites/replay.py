@@ -1,0 +1,478 @@
+"""Replay the host code that computes a launch value, on one case's captured runtime values.
+
+A launch value that is not a literal (`min(triton.next_power_of_2(n_cols), 1024)`,
+`cfg["BLOCK_M"]` with `cfg = CONFIGS[x.dtype]`, `4 if BLOCK < 2048 else 8`, a helper's
+return value, a `@triton.heuristics` lambda) is still a function of the file's integer
+literals once the runtime inputs are known. `Replay` evaluates such an expression the way
+Python would, reading names from the function body (assignments and `if` chains, replayed
+in order) and, where the body does not say, from the locals captured at the launch. It
+records which integer literals the value read, so a rewrite can change exactly those.
+
+Only side-effect-free host code is understood: arithmetic, comparisons, conditionals,
+`min`/`max`/`abs`/`int`, `triton.next_power_of_2`/`cdiv`, `math`, dict/list/tuple literals
+and subscripts, tensor `.shape`/`.dtype`/`.numel()`/`.stride()`, and calls of plain helper
+functions of the same file. Anything else is `UNKNOWN`, never a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+_MAX_DEPTH = 40
+
+
+@dataclass
+class TensorValue:
+    """A captured tensor: what host code may read of it without its data."""
+
+    shape: tuple[int, ...]
+    dtype: str  # "torch.float16"
+    strides: tuple[int, ...] = ()
+
+    def attr(self, name: str) -> Any:
+        if name == "shape":
+            return self.shape
+        if name == "dtype":
+            return self.dtype
+        if name == "ndim":
+            return len(self.shape)
+        if name in ("is_cuda", "is_contiguous"):
+            return UNKNOWN
+        return UNKNOWN
+
+    def method(self, name: str, args: list[Any]) -> Any:
+        if name == "numel" and not args:
+            return math.prod(self.shape)
+        if name in ("size", "stride") and len(args) <= 1:
+            seq = self.shape if name == "size" else self.strides
+            if not args:
+                return tuple(seq)
+            i = args[0]
+            return seq[i] if isinstance(i, int) and -len(seq) <= i < len(seq) else UNKNOWN
+        if name == "dim" and not args:
+            return len(self.shape)
+        if name == "element_size" and not args:
+            return _ELEMENT_SIZE.get(self.dtype.replace("torch.", ""), UNKNOWN)
+        return UNKNOWN
+
+
+_ELEMENT_SIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
+                 "int32": 4, "int64": 8, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
+
+
+def runtime_value(data: Any) -> Any:
+    """A captured local (as `launch_capture.snapshot_value` wrote it) as Replay reads it."""
+    if isinstance(data, dict) and "__tensor__" in data:
+        t = data["__tensor__"]
+        return TensorValue(tuple(t["shape"]), t["dtype"], tuple(t.get("strides") or ()))
+    if isinstance(data, dict) and "__object__" in data:
+        return UNKNOWN
+    if isinstance(data, dict) and "__dict__" in data:
+        return {_key(k): runtime_value(v) for k, v in data["__dict__"]}
+    if isinstance(data, list):
+        return tuple(runtime_value(v) for v in data)
+    return data
+
+
+def _key(k: Any) -> Any:
+    return tuple(k) if isinstance(k, list) else k
+
+
+def _same_key(a: Any, b: Any) -> bool:
+    """Dict keys as host code writes them: `torch.float16` and the captured "torch.float16"."""
+    if isinstance(a, str) and isinstance(b, str):
+        return a.removeprefix("torch.") == b.removeprefix("torch.")
+    return a == b and type(a) is type(b)
+
+
+def _next_power_of_2(n: Any) -> int:
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def _cdiv(a: Any, b: Any) -> int:
+    return -(-int(a) // int(b))
+
+
+# Callables host code uses to size launches, by dotted name as written.
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len, "bool": bool,
+    "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
+    "math.prod": math.prod, "math.gcd": math.gcd,
+}
+_TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
+_MODULES = ("triton", "tl", "torch", "math", "triton.language")
+_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+    ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.BitXor: operator.xor,
+}
+_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
+    ast.NotEq: operator.ne, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+
+
+@dataclass
+class Frame:
+    """Names in one function call: each bound to a `_Thunk` (replayed from the body) or to a
+    captured value (seen at the launch)."""
+
+    fn: ast.FunctionDef | ast.Lambda | None  # None: module level
+    values: dict[str, Any] = field(default_factory=dict)
+    captured: dict[str, Any] = field(default_factory=dict)  # locals seen at the launch (runtime_value form)
+
+
+@dataclass
+class _Thunk:
+    """A name's binding, evaluated only when read, so that the literals it reads are charged
+    to the value that needs them; `control` holds the literals of the `if` tests that chose it."""
+
+    expr: ast.expr
+    frame: Frame  # the names visible where it was bound
+    control: tuple[ast.Constant, ...] = ()
+    part: int | None = None  # index, for `a, b = x.shape`
+
+
+class Replay:
+    """Evaluate expressions of one source file on one case, with literals optionally replaced.
+
+    `edits` maps id(ast.Constant) to the value that literal should have; `reads` collects
+    the integer literals an evaluation depended on (reset it before each evaluation).
+    """
+
+    def __init__(self, tree: ast.Module, captured: dict[str, dict[str, Any]],
+                 edits: dict[int, int] | None = None) -> None:
+        self.tree = tree
+        self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        self.captured = captured  # function name -> its locals at the launch
+        self.edits = edits or {}
+        self.reads: list[ast.Constant] = []
+        self._module: Frame | None = None
+        self._depth = 0
+
+    def value_of(self, node: ast.expr, frame: Frame) -> tuple[Any, list[ast.Constant]]:
+        """The value of `node` in `frame` and the integer literals it read, in order, once each."""
+        self.reads = []
+        value = self.eval(node, frame)
+        return value, list({id(c): c for c in self.reads}.values())
+
+    # --- frames -----------------------------------------------------------------------
+    def module_frame(self) -> Frame:
+        if self._module is None:
+            self._module = Frame(None)
+            self._statements(self.tree.body, self._module, None, ())
+        return self._module
+
+    def function_frame(self, fn: ast.FunctionDef, stop_line: int | None,
+                       args: dict[str, Any] | None = None) -> Frame:
+        """`fn`'s names as they stand just before line `stop_line`, with its parameters from
+        `args` (a helper called by replayed code) or the captured locals (the launching call)."""
+        frame = Frame(fn, captured=self.captured.get(fn.name, {}))
+        for p in params_of(fn):
+            if args is not None and p.arg in args:
+                frame.values[p.arg] = args[p.arg]
+            elif p.arg in frame.captured:
+                frame.values[p.arg] = frame.captured[p.arg]
+        self._statements(fn.body, frame, stop_line, ())
+        return frame
+
+    def _statements(self, body: list[ast.stmt], frame: Frame, stop_line: int | None,
+                    control: tuple[ast.Constant, ...]) -> bool:
+        """Replay statements in order; False once a `return` or the stop line is reached."""
+        for s in body:
+            if stop_line is not None and s.lineno >= stop_line and not _contains_line(s, stop_line):
+                return False
+            if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None:
+                targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+                for t in targets:
+                    self._bind(t, s.value, frame, control)
+            elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+                self._bind(s.target, ast.BinOp(ast.Name(s.target.id, ast.Load()), s.op, s.value), frame, control)
+            elif isinstance(s, ast.If):
+                saved = self.reads
+                self.reads = []
+                test = self.eval(s.test, frame)
+                chosen, self.reads = tuple(self.reads), saved
+                if test is UNKNOWN:
+                    self._forget(s, frame)
+                elif not self._statements(s.body if test else s.orelse, frame, stop_line, control + chosen):
+                    return False
+            elif isinstance(s, (ast.With, ast.AsyncWith)):
+                if not self._statements(s.body, frame, stop_line, control):
+                    return False
+            elif isinstance(s, ast.Return):
+                if s.value is not None:
+                    frame.values["<return>"] = _Thunk(s.value, _copy(frame), control)
+                return False
+            elif isinstance(s, (ast.For, ast.While, ast.AsyncFor, ast.Try, ast.Match, ast.Import, ast.ImportFrom,
+                                ast.FunctionDef, ast.ClassDef)):
+                self._forget(s, frame)  # loops, handlers, imports: their names come from the capture
+            if stop_line is not None and _contains_line(s, stop_line):
+                return False
+        return True
+
+    def _bind(self, target: ast.expr, value: ast.expr, frame: Frame, control: tuple[ast.Constant, ...],
+              part: int | None = None) -> None:
+        if isinstance(target, ast.Name):
+            frame.values[target.id] = _Thunk(value, _copy(frame), control, part)
+        elif isinstance(target, (ast.Tuple, ast.List)) and part is None:
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                pairs = [(t, v, None) for t, v in zip(target.elts, value.elts)]
+            else:
+                pairs = [(t, value, i) for i, t in enumerate(target.elts)]
+            env = _copy(frame)
+            for t, v, i in pairs:
+                if isinstance(t, ast.Name):
+                    frame.values[t.id] = _Thunk(v, env, control, i)
+                else:
+                    self._forget_target(t, frame)
+        else:
+            self._forget_target(target, frame)
+
+    def _forget(self, stmt: ast.stmt, frame: Frame) -> None:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                frame.values[n.id] = frame.captured.get(n.id, UNKNOWN)
+        if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
+            names = [stmt.name] if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) else \
+                [(a.asname or a.name).split(".")[0] for a in stmt.names]
+            for name in names:
+                frame.values.pop(name, None)  # resolved by name (modules, helpers) when read
+
+    def _forget_target(self, target: ast.expr, frame: Frame) -> None:
+        for n in ast.walk(target):
+            if isinstance(n, ast.Name):
+                frame.values[n.id] = frame.captured.get(n.id, UNKNOWN)
+
+    def force(self, value: Any) -> Any:
+        """A name's value: a thunk is evaluated now, its literals charged to the caller."""
+        if not isinstance(value, _Thunk):
+            return value
+        self.reads.extend(value.control)
+        got = self.eval(value.expr, value.frame)
+        if value.part is not None:
+            got = got[value.part] if isinstance(got, tuple) and value.part < len(got) else UNKNOWN
+        return got
+
+    # --- expressions ------------------------------------------------------------------
+    def name(self, name: str, frame: Frame) -> Any:
+        if name in frame.values:
+            return self.force(frame.values[name])
+        if name in frame.captured:
+            return frame.captured[name]
+        module = self.module_frame()
+        if frame is not module and name in module.values:
+            return self.force(module.values[name])
+        if name in _FUNCTIONS or name in _MODULES:
+            return _Dotted(name)
+        if name in _TRITON_FUNCTIONS:  # from triton import next_power_of_2
+            return _Dotted(f"triton.{name}")
+        if name in self.functions:
+            return _Helper(self.functions[name])
+        return UNKNOWN
+
+    def eval(self, node: ast.expr, frame: Frame) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > _MAX_DEPTH:
+                return UNKNOWN
+            return self._eval(node, frame)
+        except (ArithmeticError, TypeError, ValueError, IndexError, KeyError, RecursionError):
+            return UNKNOWN
+        finally:
+            self._depth -= 1
+
+    def _eval(self, node: ast.expr, frame: Frame) -> Any:
+        if isinstance(node, ast.Constant):
+            return self._constant(node)
+        if isinstance(node, ast.Name):
+            return self.name(node.id, frame)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, frame)
+        if isinstance(node, ast.BinOp):
+            return self._apply(_BINOPS.get(type(node.op)), self.eval(node.left, frame), self.eval(node.right, frame))
+        if isinstance(node, ast.UnaryOp):
+            v = self.eval(node.operand, frame)
+            if v is UNKNOWN:
+                return UNKNOWN
+            return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_,
+                    ast.Invert: operator.invert}[type(node.op)](v)
+        if isinstance(node, ast.Compare):
+            return self._compare(node, frame)
+        if isinstance(node, ast.BoolOp):
+            return self._boolop(node, frame)
+        if isinstance(node, ast.IfExp):
+            test = self.eval(node.test, frame)
+            return UNKNOWN if test is UNKNOWN else self.eval(node.body if test else node.orelse, frame)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return tuple(self.eval(e, frame) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return _LazyDict(self, node, frame)
+        if isinstance(node, ast.Subscript):
+            return self._subscript(node, frame)
+        if isinstance(node, ast.Call):
+            return self._call(node, frame)
+        if isinstance(node, ast.Lambda):
+            return _Helper(node, frame)
+        return UNKNOWN
+
+    def _constant(self, node: ast.Constant) -> Any:
+        v = node.value
+        if isinstance(v, int) and not isinstance(v, bool):
+            self.reads.append(node)
+            return self.edits.get(id(node), v)
+        return v
+
+    def _attribute(self, node: ast.Attribute, frame: Frame) -> Any:
+        base = self.eval(node.value, frame)
+        if isinstance(base, _Dotted):
+            dotted = f"{base.name}.{node.attr}"
+            if base.name == "torch" or dotted.startswith("torch."):
+                return dotted  # torch.float16 and the like: compared by name
+            return _Dotted(dotted)
+        if isinstance(base, TensorValue):
+            return base.attr(node.attr)
+        if isinstance(base, str) and node.attr == "itemsize":
+            return _ELEMENT_SIZE.get(base.removeprefix("torch."), UNKNOWN)
+        return UNKNOWN
+
+    def _apply(self, op: Callable[[Any, Any], Any] | None, a: Any, b: Any) -> Any:
+        if op is None or a is UNKNOWN or b is UNKNOWN:
+            return UNKNOWN
+        return op(a, b)
+
+    def _compare(self, node: ast.Compare, frame: Frame) -> Any:
+        left = self.eval(node.left, frame)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.eval(right_node, frame)
+            fn = _COMPARE.get(type(op))
+            if fn is None or left is UNKNOWN or right is UNKNOWN:
+                return UNKNOWN
+            if not fn(left, right):
+                return False
+            left = right
+        return True
+
+    def _boolop(self, node: ast.BoolOp, frame: Frame) -> Any:
+        value: Any = None
+        for v in node.values:
+            value = self.eval(v, frame)
+            if value is UNKNOWN:
+                return UNKNOWN
+            if isinstance(node.op, ast.And) and not value:
+                return value
+            if isinstance(node.op, ast.Or) and value:
+                return value
+        return value
+
+    def _subscript(self, node: ast.Subscript, frame: Frame) -> Any:
+        base = self.eval(node.value, frame)
+        key = self.eval(node.slice, frame)
+        if base is UNKNOWN or key is UNKNOWN:
+            return UNKNOWN
+        if isinstance(base, _LazyDict):
+            return base.get(key)
+        if isinstance(base, dict):
+            return next((v for k, v in base.items() if _same_key(k, key)), UNKNOWN)
+        if isinstance(base, tuple) and isinstance(key, int):
+            return base[key]
+        return UNKNOWN
+
+    def _call(self, node: ast.Call, frame: Frame) -> Any:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            owner = self.eval(func.value, frame)
+            if isinstance(owner, TensorValue):
+                return owner.method(func.attr, [self.eval(a, frame) for a in node.args])
+            if isinstance(owner, (_LazyDict, dict)) and func.attr == "get" and node.args:
+                key = self.eval(node.args[0], frame)
+                got = owner.get(key) if isinstance(owner, _LazyDict) else self._subscript_dict(owner, key)
+                if got is UNKNOWN and len(node.args) > 1:
+                    return self.eval(node.args[1], frame)
+                return got
+        target = self.eval(func, frame)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return UNKNOWN
+        args = [self.eval(a, frame) for a in node.args]
+        kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
+        if isinstance(target, _Helper):
+            return target.call(self, args, kwargs)
+        if isinstance(target, _Dotted):
+            fn = _FUNCTIONS.get(target.name)
+            if fn is None and target.name.startswith("triton."):
+                fn = _TRITON_FUNCTIONS.get(target.name.rsplit(".", 1)[-1])
+            if fn is None or any(v is UNKNOWN for v in [*args, *kwargs.values()]):
+                return UNKNOWN
+            return fn(*args, **kwargs)
+        return UNKNOWN
+
+    @staticmethod
+    def _subscript_dict(d: dict, key: Any) -> Any:
+        return next((v for k, v in d.items() if _same_key(k, key)), UNKNOWN)
+
+
+@dataclass
+class _Dotted:
+    """A module or a known function, by its dotted name as written (`triton.next_power_of_2`)."""
+
+    name: str
+
+
+class _LazyDict:
+    """A dict literal whose values are evaluated only when looked up, so that a lookup reads
+    the literals of the entry it selects and no others."""
+
+    def __init__(self, replay: Replay, node: ast.Dict, frame: Frame) -> None:
+        self.replay, self.node, self.frame = replay, node, frame
+
+    def get(self, key: Any) -> Any:
+        for k, v in zip(self.node.keys, self.node.values):
+            if k is None:
+                return UNKNOWN  # **spread: the keys are not all written here
+            written = self.replay.eval(k, self.frame)
+            if written is not UNKNOWN and _same_key(written, key):
+                return self.replay.eval(v, self.frame)
+        return UNKNOWN
+
+
+class _Helper:
+    """A plain function of the file (or a lambda) that replayed code calls."""
+
+    def __init__(self, fn: ast.FunctionDef | ast.Lambda, closure: Frame | None = None) -> None:
+        self.fn, self.closure = fn, closure
+
+    def call(self, replay: Replay, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        names = [p.arg for p in params_of(self.fn)]
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        if isinstance(self.fn, ast.Lambda):
+            outer = self.closure.values if self.closure else {}
+            return replay.eval(self.fn.body, Frame(self.fn, values={**outer, **bound}))
+        for name, default in defaults_of(self.fn).items():
+            if name not in bound:
+                bound[name] = replay.eval(default, replay.module_frame())
+        frame = Frame(self.fn, values=bound)
+        replay._statements(self.fn.body, frame, None, ())
+        return replay.force(frame.values.get("<return>", UNKNOWN))
+
+
+def _copy(frame: Frame) -> Frame:
+    return Frame(frame.fn, dict(frame.values), frame.captured)
+
+
+def _contains_line(s: ast.stmt, line: int) -> bool:
+    return s.lineno <= line <= (s.end_lineno or s.lineno)

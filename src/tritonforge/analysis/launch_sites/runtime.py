@@ -1,0 +1,183 @@
+"""Launch values as functions of the file's literals, from what each launch received at run time.
+
+Static resolution follows a launch value back to one literal. Real code computes many of them
+(`min(triton.next_power_of_2(n), 1024)`, `configs[x.dtype]["BLOCK_M"]`, a helper's return, a
+`@triton.heuristics` lambda): for those, the launches captured per case (their constexpr
+values and the host locals around them) let `Replay` evaluate the expression, check that it
+gives what the launch really received, and name the literals it read. A move then becomes an
+edit of one of those literals, chosen by replaying the candidate edits (`solve`), so a value
+that was a function of the shape stays one.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from tritonforge.analysis.launch_sites.replay import UNKNOWN, Frame, Replay, runtime_value
+
+# Values tried for a literal when solving: powers of two cover block sizes, warps, stages,
+# thresholds and caps alike.
+_TRIALS = tuple(1 << p for p in range(0, 18))
+
+
+@dataclass
+class CapturedLaunch:
+    """One launch as it happened on one case: the values it received and the host locals."""
+
+    kernel: str
+    values: dict[str, Any]  # constexpr parameters, num_warps, num_stages
+    args: dict[str, Any]  # every kernel argument, in `runtime_value` form (for heuristics)
+    frames: dict[str, dict[str, Any]]  # function name -> its locals at the launch (runtime_value form)
+
+    @staticmethod
+    def from_record(data: dict[str, Any]) -> "CapturedLaunch":
+        """From `LaunchRecord.to_json()` (analysis.launch_capture)."""
+        values: dict[str, Any] = {"num_warps": data.get("num_warps"), "num_stages": data.get("num_stages")}
+        args: dict[str, Any] = {}
+        for a in data.get("args", []):
+            if a["kind"] == "tensor":
+                args[a["name"]] = runtime_value({"__tensor__": {"shape": a.get("shape") or [],
+                                                                "dtype": f"torch.{a.get('dtype')}",
+                                                                "strides": a.get("strides") or []}})
+            else:
+                args[a["name"]] = a.get("value")
+            if a["kind"] == "constexpr":
+                values[a["name"]] = a.get("value")
+        frames = {fn: {k: runtime_value(v) for k, v in local.items()}
+                  for fn, local in (data.get("frames") or {}).items()}
+        return CapturedLaunch(data["kernel_name"], values, args, frames)
+
+
+@dataclass
+class Runtime:
+    """The launches of one file per case, and the case whose values `Tunable.current` reports."""
+
+    cases: dict[str, list[CapturedLaunch]]
+    dominant: str  # the case that weighs most (the longest); moves aim at its values
+    source_key: str = ""  # the file the launches were captured from: only its values are checked
+
+    @staticmethod
+    def from_records(records: dict[str, list[dict[str, Any]]], dominant: str | None = None,
+                     source_key: str = "") -> "Runtime":
+        cases = {label: [CapturedLaunch.from_record(r) for r in recs] for label, recs in records.items()}
+        return Runtime(cases, dominant if dominant in cases else (list(cases)[-1] if cases else ""), source_key)
+
+    def launch(self, case: str, kernel: str, occurrence: int) -> CapturedLaunch | None:
+        """The `occurrence`-th launch of `kernel` on `case` (launches are matched in call order)."""
+        same = [launch for launch in self.cases.get(case, []) if launch.kernel == kernel]
+        return same[occurrence] if occurrence < len(same) else None
+
+
+@dataclass
+class ReplayedValue:
+    """A launch value the host code computes, as replay sees it on every case."""
+
+    expr: ast.expr  # evaluated in `fn` just before the launch line (or a heuristics lambda's body)
+    fn: ast.FunctionDef | ast.Lambda | None
+    line: int
+    kernel: str
+    occurrence: int
+    per_case: dict[str, Any] = field(default_factory=dict)
+    knobs: tuple[ast.Constant, ...] = ()  # the literals it reads, first read first
+    heuristic: bool = False  # a @triton.heuristics lambda: `args` is the launch's arguments
+
+
+def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param: str,
+                 edits: dict[int, int] | None = None, verify: bool = True) -> tuple[dict[str, Any], str]:
+    """Evaluate `value` on every case; fill its per-case values and knobs. The note says why
+    not, when a case cannot be evaluated or (with `verify`, for the file the launches were
+    captured from) disagrees with what its launch received."""
+    knobs: dict[int, ast.Constant] = {}
+    out: dict[str, Any] = {}
+    for case in runtime.cases:
+        got, reads = _evaluate(tree, runtime, value, case, edits)
+        launch = runtime.launch(case, value.kernel, value.occurrence)
+        if got is UNKNOWN or launch is None:
+            return {}, f"not computable from this file and the captured values ({case})"
+        if verify and edits is None and param in launch.values and launch.values[param] != got:
+            return {}, f"replaying the source gives {got}, the launch received {launch.values[param]} ({case})"
+        out[case] = got
+        knobs.update({id(c): c for c in reads})
+    if edits is None:
+        value.per_case, value.knobs = out, tuple(knobs.values())
+    return out, ""
+
+
+def _evaluate(tree: ast.Module, runtime: Runtime, value: ReplayedValue, case: str,
+              edits: dict[int, int] | None) -> tuple[Any, list[ast.Constant]]:
+    launch = runtime.launch(case, value.kernel, value.occurrence)
+    if launch is None:
+        return UNKNOWN, []
+    replay = Replay(tree, launch.frames, edits)
+    if value.heuristic:
+        frame = Frame(value.fn, values={"args": dict(launch.args)})
+        # The lambda's parameter may have any name: bind it to the launch's arguments.
+        params = [p.arg for p in value.fn.args.args] if isinstance(value.fn, ast.Lambda) else []
+        if params:
+            frame.values[params[0]] = dict(launch.args)
+    elif isinstance(value.fn, ast.FunctionDef):
+        frame = replay.function_frame(value.fn, value.line)
+    else:
+        frame = replay.module_frame()
+    return replay.value_of(value.expr, frame)
+
+
+class Unreachable(ValueError):
+    """No edit of one literal per value gives the values asked for."""
+
+
+def solve(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], targets: dict[str, Any],
+          fixed: dict[int, int] | None = None, locked: frozenset[int] = frozenset()) -> dict[int, int]:
+    """Literal edits (id(ast.Constant) -> new value) under which each value in `values` takes
+    its target on the dominant case; values without a target keep their current one.
+    `fixed` edits are made anyway (literal tunables); `locked` literals are never chosen.
+
+    Greedy, one literal per value to change, targets first; raises Unreachable.
+    """
+    want = {tid: targets.get(tid, v.per_case.get(runtime.dominant)) for tid, v in values.items()}
+    edits: dict[int, int] = dict(fixed or {})
+    for tid in [t for t in values if t in targets] + [t for t in values if t not in targets]:
+        if _value(tree, runtime, values[tid], edits) == want[tid]:
+            continue
+        edit = _one_edit(tree, runtime, values, tid, want, edits, locked)
+        if edit is None:
+            raise Unreachable(f"{tid}: no single literal edit gives {want[tid]} on {runtime.dominant}")
+        edits[edit[0]] = edit[1]
+    wrong = [tid for tid, v in values.items() if _value(tree, runtime, v, edits) != want[tid]]
+    if wrong:
+        raise Unreachable(f"{', '.join(wrong)}: cannot keep together with the other values")
+    return edits
+
+
+def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], tid: str,
+              want: dict[str, Any], edits: dict[int, int], locked: frozenset[int]) -> tuple[int, int] | None:
+    """The edit of one of `tid`'s literals that reaches its target and disturbs the fewest
+    values already settled; literals written as the value itself first."""
+    target = want[tid]
+    best: tuple[tuple, tuple[int, int]] | None = None
+    _, reads = _evaluate(tree, runtime, values[tid], runtime.dominant, edits)
+    for knob in reads:
+        if id(knob) in edits or id(knob) in locked:
+            continue
+        current = knob.value
+        nearest = sorted(_TRIALS, key=lambda t: abs(t.bit_length() - current.bit_length()))
+        trials = ([target] if isinstance(target, int) else []) + [t for t in nearest if t != target]
+        for trial in trials:
+            if trial == current:
+                continue
+            trial_edits = {**edits, id(knob): trial}
+            if _value(tree, runtime, values[tid], trial_edits) != target:
+                continue
+            disturbed = sum(1 for other, v in values.items() if other != tid
+                            and _value(tree, runtime, v, trial_edits) != _value(tree, runtime, v, edits))
+            rank = (disturbed, trial != target, abs((trial.bit_length()) - (current.bit_length())))
+            if best is None or rank < best[0]:
+                best = (rank, (id(knob), trial))
+            break  # the first trial that works is this literal's nearest
+    return best[1] if best else None
+
+
+def _value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: dict[int, int]) -> Any:
+    return _evaluate(tree, runtime, value, runtime.dominant, edits)[0]
