@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tritonforge import triton_hooks
+from tritonforge.analysis.host_state import cuda_stand_ins, host_frames
 
 # Options every launch has; other keyword options (maxnreg, debug, ...) go to `options`.
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
@@ -107,6 +108,8 @@ class LaunchRecord:
     autotune_config_index: int | None = None
     autotune_configs: list[dict[str, Any]] | None = None  # every config of the autotuner
     source_file: str | None = None
+    # Locals of the source file's functions on the stack at the launch (analysis.host_state).
+    frames: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The JITFunction (or InterpretedFunction): needed to compile, never serialized.
     kernel: Any = field(default=None, repr=False, compare=False)
     # With execute=True on a GPU: the CompiledKernel that actually ran, for its real facts.
@@ -135,6 +138,7 @@ class LaunchRecord:
             "options": dict(self.options), "interpreted": self.interpreted,
             "autotune_config_index": self.autotune_config_index,
             "autotune_configs": self.autotune_configs, "source_file": self.source_file,
+            "frames": self.frames,
         }
 
     @classmethod
@@ -146,7 +150,7 @@ class LaunchRecord:
                    options=dict(data.get("options") or {}), interpreted=data.get("interpreted", False),
                    autotune_config_index=data.get("autotune_config_index"),
                    autotune_configs=data.get("autotune_configs"), source_file=data.get("source_file"),
-                   kernel=kernel)
+                   frames=dict(data.get("frames") or {}), kernel=kernel)
 
 
 # --- specialization, as triton/runtime/jit.py does it -----------------------------------
@@ -327,11 +331,12 @@ def _make_record(kernel: Any, args: tuple, kwargs: dict[str, Any], native: Calla
     flags = _param_flags(kernel, sig)
     launch = {k: int(options.pop(k) if options.get(k) is not None else defaults[k]) for k in _LAUNCH_OPTIONS}
     options = {k: _jsonable(v) for k, v in options.items() if v is not None}
+    source_file = _source_file(fn)
     return LaunchRecord(
         kernel_name=fn.__name__, grid=_eval_grid(kwargs.get("grid"), meta),
         args=[_arg_record(n, v, flags[n], native) for n, v in meta.items()],
         options=options, interpreted=not hasattr(kernel, "params") and hasattr(kernel, "rewrite"),
-        source_file=_source_file(fn), kernel=kernel, **launch,
+        source_file=source_file, frames=host_frames(source_file), kernel=kernel, **launch,
     )
 
 
@@ -443,7 +448,7 @@ def _patch_targets() -> list[tuple[type, str, str]]:
 
 
 def capture_launches(fn: Callable, args: tuple, kwargs: dict[str, Any] | None = None, *,
-                     execute: bool = False) -> list[LaunchRecord]:
+                     execute: bool = False, stand_ins: bool = False) -> list[LaunchRecord]:
     """Call `fn(*args, **kwargs)` and return the Triton launches it made, in order.
 
     With execute=False no kernel runs (nor compiles): each launch is recorded and skipped,
@@ -451,9 +456,12 @@ def capture_launches(fn: Callable, args: tuple, kwargs: dict[str, Any] | None = 
     tagged with `autotune_config_index`. With execute=True kernels launch as usual (on a
     GPU, or under TRITON_INTERPRET=1) and an autotuned kernel records only the launch of
     the config it picked. Exceptions from `fn` propagate; Triton is restored either way.
+    `stand_ins` (with CPU tensors): CUDA device calls in the host code do nothing meanwhile.
     """
     capture = _Capture(execute)
     with contextlib.ExitStack() as stack:
+        if stand_ins:
+            stack.enter_context(cuda_stand_ins())
         for cls, attr, handler in _patch_targets():
             stack.enter_context(triton_hooks.wrapped(cls, attr, getattr(capture, handler)))
         fn(*args, **(kwargs or {}))

@@ -12,7 +12,11 @@ from tritonforge.domain.candidate import Candidate
 from tritonforge.domain.verdict import Speedup, Verdict
 from tritonforge.evaluate.evaluator import Evaluator
 from tritonforge.executors.compile_pool import CompilePool
-from tritonforge.search.executor import Judgement
+from tritonforge.search.executor import Captured, Judgement
+from tritonforge.worker.client import WorkerClient
+from tritonforge.worker.faults import WorkerFault
+
+_CAPTURE_TIMEOUT_S = 300.0
 
 
 class LocalExecutor:
@@ -31,6 +35,27 @@ class LocalExecutor:
 
     def head_to_head(self, candidate: Path, against: Path) -> list[Speedup]:
         return self.evaluator.head_to_head(candidate, against)
+
+    def capture(self, path: Path | None) -> Captured:
+        """On CPU tensors in a worker of its own (GPU hidden); where the host code needs the
+        GPU itself, on the GPU worker, whose launches are then recorded and skipped too."""
+        out = Captured()
+        problem, cases = self.problem, self.evaluator.cases
+        with WorkerClient("compile" if self.device == "cuda" else "cpu") as cpu:
+            for case in cases:
+                try:
+                    out.launches[case.label] = cpu.capture(problem, case, path, _CAPTURE_TIMEOUT_S)
+                    continue
+                except WorkerFault as e:
+                    out.failures[case.label] = f"on CPU: {e}"
+                if self.device == "cuda":
+                    try:
+                        out.launches[case.label] = self.evaluator.worker.capture(problem, case, path,
+                                                                                 _CAPTURE_TIMEOUT_S)
+                        del out.failures[case.label]
+                    except WorkerFault as e:
+                        out.failures[case.label] += f"; on the GPU: {e}"
+        return out
 
     def judge(self, batch: list[tuple[Candidate, Path]],
               starting: Callable[[Candidate], None] | None = None) -> Iterator[Judgement]:

@@ -28,6 +28,15 @@ class Judgement:
     launch_facts: list[dict[str, Any]] = field(default_factory=list)  # compile facts, when compiled first
 
 
+@dataclass
+class Captured:
+    """Launches per case label (analysis.launch_capture records with their host locals), and
+    why a case has none."""
+
+    launches: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+
 class Executor(Protocol):
     problem: Problem
     device: str  # "cuda", or "cpu" for Triton's interpreter
@@ -48,4 +57,8 @@ class Executor(Protocol):
 
     def head_to_head(self, candidate: Path, against: Path) -> list[Speedup]:
         """Per-case speedup of `candidate` over `against`, both already judged correct."""
+        ...
+
+    def capture(self, path: Path | None) -> Captured:
+        """The launches one call of `path` (None: the problem's entry) makes on each case."""
         ...

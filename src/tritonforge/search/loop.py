@@ -87,6 +87,7 @@ class Search:
         if not base_verdict.correct:
             raise BaselineError(base_verdict)
         state = self._state(baseline)
+        self._capture(state)
         self._profile(state, state.best)
         self._finish_pending(state)
         stop, quiet_rounds = "", 0
@@ -134,6 +135,13 @@ class Search:
         state.round = max([0] + [e["data"].get("round", 0) for e in self.store.events("round")])
         self._learn_best(state)
         return state
+
+    def _capture(self, state: SearchState) -> None:
+        """The baseline's launches per case, so strategies can replay computed launch values."""
+        captured = self.executor.capture(None)
+        state.captured = captured.launches
+        self.store.log_event("captured", {"launches": {k: len(v) for k, v in captured.launches.items()},
+                                          "failures": captured.failures})
 
     def _gpu(self) -> dict[str, Any]:
         """The device's limits, for strategies that prune by them."""

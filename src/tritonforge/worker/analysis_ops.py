@@ -36,15 +36,19 @@ class AnalysisOps(CandidateCalls):
         args = self.args_cache[key]
         shapes = _layout(args)
         try:
-            records = capture_launches(entry, args, execute=False)
+            records = capture_launches(entry, args, execute=False, stand_ins=True)
         except Exception as e:
-            raise CandidateFault(Status.ERROR, f"while capturing its launches: {one_line(e)}") from None
+            # Host code this worker cannot run on CPU tensors is no fault of the candidate:
+            # without facts, the GPU judges it (the tool must not lose candidates to itself).
+            records, uncaptured = None, f"launches not captured on CPU ({one_line(e)}): judged on the GPU"
         tampered = self.integrity.violations()
         if tampered:
             raise CandidateFault(Status.REJECTED, f"the candidate replaced {tampered}", fatal=True)
         if _layout(args) != shapes:  # these arguments serve the next candidates too
             self.args_cache = {}
             raise CandidateFault(Status.REJECTED, "the entry changed its arguments' shapes or strides", fatal=True)
+        if records is None:
+            return {"status": "ok", "facts": [], "note": uncaptured}
         if not records:
             raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel")
         launches = _compile_all(records, int(req.get("arch", 90)))
@@ -69,12 +73,30 @@ class AnalysisOps(CandidateCalls):
         args = pm.make_args(case, 0, "cpu")
         self.phase("capture")
         held: dict[str, Any] = {}
-        records = capture_launches(lambda *a: held.setdefault("out", entry(*a)), args, execute=False)
+        records = capture_launches(lambda *a: held.setdefault("out", entry(*a)), args, execute=False,
+                                   stand_ins=self.device != "cuda")
         written = [a for n, a in zip(pm.param_names, args) if n in pm.outputs]
         work = {"bytes": tensor_bytes(args, cmp.tensors(held.get("out")), written),
                 "declared_bytes": _declared(pm.bytes, case), "declared_flops": _declared(pm.flops, case)}
         self.phase("compile")
         return {"launches": _compile_all(records, int(req.get("arch", 90))), "work": work}
+
+    def op_capture(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The launches one call makes, recorded and skipped, with the host locals around each
+        (what computed launch values are replayed from). On CPU tensors unless on a GPU."""
+        from tritonforge.analysis.launch_capture import capture_launches
+
+        pm = self.problem(req)
+        entry = self.candidate_entry(pm, req.get("candidate"))
+        on_gpu = self.device == "cuda"
+        self.phase("make_inputs")
+        args = pm.make_args(Case.from_json(req["case"]), 0, "cuda" if on_gpu else "cpu")
+        self.phase("capture")
+        try:
+            records = capture_launches(entry, args, execute=False, stand_ins=not on_gpu)
+        except Exception as e:
+            raise CandidateFault(Status.ERROR, f"while capturing its launches: {one_line(e)}") from None
+        return {"launches": [r.to_json() for r in records]}
 
     def op_launched(self, req: dict[str, Any]) -> dict[str, Any]:
         """On a GPU: the facts of the kernels one call actually launched."""

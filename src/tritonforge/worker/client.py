@@ -107,6 +107,11 @@ class WorkerClient:
         req = {**_case_fields(problem, case, candidate), "op": "compile", "arch": arch}
         return self._ask(req, timeout).get("facts", [])
 
+    def capture(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> list[dict]:
+        """LaunchRecord.to_json() of each launch one call makes (recorded, not run), with the
+        host locals around it ("frames")."""
+        return self._ask({**_case_fields(problem, case, candidate), "op": "capture"}, timeout)["launches"]
+
     def analyze(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> dict[str, Any]:
         """{"launches": [{"launch", "facts" or "error"}], "work": {"bytes", "declared_bytes",
         "declared_flops"}} of one call, captured without running a kernel."""

@@ -1,0 +1,89 @@
+"""The host side of a launch while it is captured.
+
+`host_frames` snapshots the locals of the problem file's functions on the stack at a
+launch, in a JSON form that `launch_sites.replay` reads back: shapes, dtypes, sizes, config
+dicts; never tensor data. `cuda_stand_ins` lets an entry written for a GPU
+(`with torch.cuda.device(x.device):`, `assert x.is_cuda`, `torch.cuda.synchronize()`) run
+its host code on CPU tensors while its launches are recorded and skipped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Iterator
+
+_MAX_ITEMS = 64
+_MAX_DEPTH = 3
+
+
+def snapshot_value(value: Any, depth: int = 0) -> Any:
+    """A local as plain JSON: numbers, strings, dtypes by name, tensors by shape/dtype/strides,
+    containers of those; anything else by its type name."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    kind = type(value).__module__.split(".")[0], type(value).__name__
+    if kind == ("torch", "dtype") or kind == ("torch", "device"):
+        return str(value)
+    if hasattr(value, "data_ptr") and hasattr(value, "shape") and hasattr(value, "stride"):
+        return {"__tensor__": {"shape": list(value.shape), "dtype": str(value.dtype),
+                               "strides": list(value.stride())}}
+    if kind[1] == "constexpr":
+        return snapshot_value(getattr(value, "value", None), depth)
+    if depth < _MAX_DEPTH and isinstance(value, (list, tuple)) and len(value) <= _MAX_ITEMS:
+        return [snapshot_value(v, depth + 1) for v in value]
+    if depth < _MAX_DEPTH and isinstance(value, dict) and len(value) <= _MAX_ITEMS:
+        return {"__dict__": [[snapshot_value(k, depth + 1), snapshot_value(v, depth + 1)] for k, v in value.items()]}
+    if kind == ("torch", "Size"):
+        return list(value)
+    return {"__object__": f"{kind[0]}.{kind[1]}"}
+
+
+def host_frames(source_file: str | None) -> dict[str, dict[str, Any]]:
+    """Locals of every function of `source_file` on the current stack, innermost first wins."""
+    if not source_file:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == source_file and code.co_name not in out and code.co_name != "<module>":
+            out[code.co_name] = {k: snapshot_value(v) for k, v in frame.f_locals.items()
+                                 if not k.startswith("__")}
+        frame = frame.f_back
+    return out
+
+
+class _AnyDevice(contextlib.nullcontext):
+    """`torch.cuda.device(anything)` as a context that does nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+
+@contextlib.contextmanager
+def cuda_stand_ins() -> Iterator[None]:
+    """While capturing on CPU tensors: CUDA device calls do nothing and tensors say they are
+    on CUDA, so host code takes the path it takes on a GPU. Restored on exit."""
+    import torch
+
+    patches = [
+        (torch.cuda, "device", _AnyDevice), (torch.cuda, "device_of", _AnyDevice),
+        (torch.cuda, "set_device", lambda *a, **k: None), (torch.cuda, "synchronize", lambda *a, **k: None),
+        (torch.cuda, "current_device", lambda: 0), (torch.cuda, "is_available", lambda: True),
+        (torch.Tensor, "is_cuda", property(lambda self: True)),
+    ]
+    saved = [(owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in patches]
+    try:
+        for owner, name, value in patches:
+            setattr(owner, name, value)
+        yield
+    finally:
+        for owner, name, old in reversed(saved):
+            if old is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+
+
+_MISSING = object()
