@@ -66,8 +66,9 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
         return
     u.replayed = rv
     literals = ", ".join(f"{c.value} (line {c.lineno})" for c in rv.knobs)
-    u.resolved = Resolved("replayed", u.resolved.text, f"{u.resolved.text or u.param}, computed at run time; "
-                          f"it reads {literals}", None, rv.per_case.get(runtime.dominant))
+    origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
+    u.resolved = Resolved("replayed", u.resolved.text, f"{origin}, computed at run time; it reads {literals}",
+                          None, rv.per_case.get(runtime.dominant))
 
 
 def _use_key(u: Use) -> tuple:

@@ -1,0 +1,179 @@
+"""Computed launch values: replayed from the captured launches, moved by editing the literals
+they read, and still right when the rewritten file is run.
+
+Each problem in tests/fixtures/problems/styles sets its launch values the way public kernel
+libraries do (a per-dtype dict, a capped power of two, a helper with an if chain, a
+@triton.heuristics lambda, CUDA-only host code). Captures here run the entry on CPU tensors
+with its launches recorded and skipped, so no kernel runs and no GPU is needed.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tritonforge.analysis.launch_capture import capture_launches
+from tritonforge.analysis.launch_sites import SearchSpace
+from tritonforge.analysis.launch_sites.replay import UNKNOWN, Frame, Replay
+from tritonforge.analysis.launch_sites.runtime import Runtime, Unreachable
+from tritonforge.domain.candidate import source_key
+from tritonforge.problem.module import ProblemModule
+from tritonforge.strategies.launch.rewrite import apply_assignment
+
+STYLES = FIXTURES / "problems" / "styles"
+
+
+def captured_space(path: Path, source: str | None = None) -> tuple[SearchSpace, dict[str, list[dict]]]:
+    """The search space of `source` (default: the file) with the file's launches replayed."""
+    records = capture(path)
+    text = path.read_text()
+    runtime = Runtime.from_records(records, None, source_key(text))
+    pm = ProblemModule(path)
+    return SearchSpace.from_source(source or text, pm.describe().entry, runtime), records
+
+
+def capture(path: Path) -> dict[str, list[dict]]:
+    pm = ProblemModule(path)
+    out = {}
+    for case in pm.cases()[1]:
+        records = capture_launches(pm.entry, pm.make_args(case, 0, "cpu"), execute=False, stand_ins=True)
+        out[case.label] = [r.to_json() for r in records]
+    return out
+
+
+def changed_lines(before: str, after: str) -> list[str]:
+    return [line[1:].strip() for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="")
+            if line.startswith("+") and not line.startswith("+++")]
+
+
+def received(path: Path, case_index: int = -1) -> dict:
+    """What the last launch of the dominant (last) case receives when `path` runs."""
+    launch = list(capture(path).values())[case_index][-1]
+    values = {a["name"]: a["value"] for a in launch["args"] if a["kind"] == "constexpr"}
+    return {**values, "num_warps": launch["num_warps"], "grid": launch["grid"]}
+
+
+def write(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / name
+    path.write_text(source)
+    return path
+
+
+# --- replay alone ---------------------------------------------------------------------
+def evaluate(source: str, expr: str, fn: str | None, captured: dict) -> tuple:
+    tree = ast.parse(source + f"\n__probe__ = {expr}\n")
+    probe = tree.body[-1].value
+    replay = Replay(tree, {fn: captured} if fn else {})
+    frame = replay.function_frame(replay.functions[fn], None) if fn else replay.module_frame()
+    value, reads = replay.value_of(probe, frame)
+    return value, [c.value for c in reads]
+
+
+def test_a_dict_lookup_reads_only_the_entry_it_selects():
+    source = "import torch\nCFG = {torch.float16: {'B': 64, 'W': 4}, torch.float32: {'B': 32, 'W': 8}}\n"
+    assert evaluate(source, "CFG[torch.float32]['B']", None, {}) == (32, [32])
+    assert evaluate(source, "CFG['float16']['W']", None, {}) == (4, [4])
+
+
+def test_an_if_chain_reads_its_tests_and_the_branch_taken():
+    source = "def pick(n):\n    if n < 1000:\n        b = 32\n    elif n < 9000:\n        b = 64\n    else:\n        b = 128\n    return b\n"
+    assert evaluate(source, "pick(5000)", None, {}) == (64, [5000, 1000, 9000, 64])
+    assert evaluate(source, "pick(50)", None, {}) == (32, [50, 1000, 32])
+
+
+def test_captured_locals_fill_what_the_body_does_not_say():
+    source = "import triton\ndef f(x):\n    n = x.shape[1]\n    for i in range(3):\n        k = i\n    return n\n"
+    tensor = {"__tensor__": {"shape": [4, 3000], "dtype": "torch.float32", "strides": [3000, 1]}}
+    from tritonforge.analysis.launch_sites.replay import runtime_value
+    captured = {"x": runtime_value(tensor), "k": 2}
+    assert evaluate(source, "min(triton.next_power_of_2(n), 1024)", "f", captured)[0] == 1024
+    assert evaluate(source, "k * 16", "f", captured) == (32, [16])  # k from the loop: as captured
+
+
+def test_anything_else_is_unknown_not_a_guess():
+    source = "import os\ndef f():\n    return 1\n"
+    assert evaluate(source, "int(os.environ['BLOCK'])", None, {})[0] is UNKNOWN
+    assert evaluate(source, "undefined_name * 2", None, {})[0] is UNKNOWN
+
+
+# --- styles: found, moved, rewritten -----------------------------------------------------
+def test_a_per_dtype_dict_is_edited_at_the_entry_the_case_used(tmp_path):
+    path = STYLES / "dict_config.py"
+    space, _ = captured_space(path)
+    block_n = space.get("row_sum_kernel.BLOCK_N")
+    assert block_n.free and block_n.current == 16 and "cfg[\"BLOCK_N\"]" in block_n.why
+    assert space.get("row_sum_kernel.num_warps").free
+    source = path.read_text()
+    out = apply_assignment(space, {"row_sum_kernel.BLOCK_N": 128, "row_sum_kernel.BLOCK_M": 8})
+    assert changed_lines(source, out) == ['torch.float32: {"BLOCK_M": 8, "BLOCK_N": 128, "num_warps": 2},']
+    got = received(write(tmp_path, "dict_config.py", out))
+    assert (got["BLOCK_M"], got["BLOCK_N"]) == (8, 128)
+    assert got["grid"][0] == -(-9 // 8)  # the grid reads the same entry
+
+
+def test_a_capped_power_of_two_moves_its_cap_and_keeps_following_the_shape(tmp_path):
+    path = STYLES / "capped_pow2.py"
+    space, _ = captured_space(path)
+    block = space.get("row_sum_kernel.BLOCK")
+    assert block.free and block.per_case == {"rows=5, cols=100": 64, "rows=3, cols=1500": 64}
+    source = path.read_text()
+    out = apply_assignment(space, {"row_sum_kernel.BLOCK": 256})
+    assert changed_lines(source, out) == ["BLOCK = min(triton.next_power_of_2(n_cols), 256)"]
+    new = write(tmp_path, "capped_pow2.py", out)
+    assert received(new)["BLOCK"] == 256
+    assert received(new, 0)["BLOCK"] == 128  # the short rows: still the power of two of the row
+    assert received(new)["num_warps"] == 2  # not asked to move: kept
+
+
+def test_warps_set_by_a_conditional_move_through_its_literals(tmp_path):
+    path = STYLES / "capped_pow2.py"
+    space, _ = captured_space(path)
+    out = apply_assignment(space, {"row_sum_kernel.BLOCK": 1024, "row_sum_kernel.num_warps": 8})
+    got = received(write(tmp_path, "capped_pow2.py", out))
+    assert (got["BLOCK"], got["num_warps"]) == (1024, 8)
+
+
+def test_a_helper_with_an_if_chain_is_edited_in_the_branch_taken(tmp_path):
+    path = STYLES / "helper_if_chain.py"
+    space, _ = captured_space(path)
+    block = space.get("scale_kernel.BLOCK_SIZE")
+    assert block.free and block.per_case == {"n=500": 32, "n=5000": 64}
+    source = path.read_text()
+    out = apply_assignment(space, {"scale_kernel.BLOCK_SIZE": 512})
+    assert changed_lines(source, out) == ["block = 512"]
+    new = write(tmp_path, "helper_if_chain.py", out)
+    assert received(new)["BLOCK_SIZE"] == 512 and received(new, 0)["BLOCK_SIZE"] == 32
+
+
+def test_a_heuristics_lambda_is_rewritten_and_the_meta_grid_follows(tmp_path):
+    path = STYLES / "heuristic_block.py"
+    space, _ = captured_space(path)
+    block = space.get("add_kernel.BLOCK_SIZE")
+    assert block.free and "@triton.heuristics" in block.why and block.current == 64
+    out = apply_assignment(space, {"add_kernel.BLOCK_SIZE": 256})
+    got = received(write(tmp_path, "heuristic_block.py", out))
+    assert got["BLOCK_SIZE"] == 256 and got["grid"][0] == -(-3000 // 256)
+
+
+def test_an_unreachable_value_is_refused_not_faked():
+    space, _ = captured_space(STYLES / "capped_pow2.py")
+    with pytest.raises(Unreachable):
+        # min(next_power_of_2(1500), cap) never exceeds 2048, whatever the cap
+        apply_assignment(space, {"row_sum_kernel.BLOCK": 4096})
+
+
+def test_host_code_written_for_a_gpu_is_captured_on_cpu():
+    space, records = captured_space(STYLES / "device_guarded.py")
+    assert records["n=1000"][0]["kernel_name"] == "add_kernel"
+    assert space.get("add_kernel.BLOCK_SIZE").free
+
+
+def test_launch_records_carry_the_host_locals():
+    records = capture(STYLES / "dict_config.py")
+    frames = records["m=9, n=1000"][0]["frames"]
+    assert frames["row_sum"]["M"] == 9 and frames["row_sum"]["x"]["__tensor__"]["shape"] == [9, 1000]
+    assert frames["row_sum"]["cfg"]["__dict__"][0] == ["BLOCK_M", 2]

@@ -1,0 +1,46 @@
+"""Launch values set the ways real code sets them are moved by optimize, and every moved file
+is judged correct (Triton's interpreter, CPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES
+from tritonforge.commands.optimize import OptimizeOptions, optimize
+from tritonforge.evaluate.evaluator import EvalOptions
+from tritonforge.search.loop import SearchConfig
+from tritonforge.store import RunStore
+from tritonforge.worker.timing import TimingConfig
+
+pytestmark = pytest.mark.slow  # whole optimize runs in the interpreter
+
+STYLES = FIXTURES / "problems" / "styles"
+
+
+@pytest.mark.parametrize("name, moved", [
+    ("dict_config.py", "_CONFIGS"),  # the dict entry of the case's dtype
+    ("capped_pow2.py", "BLOCK = min(triton.next_power_of_2(n_cols), "),
+    ("helper_if_chain.py", "block = "),
+    ("heuristic_block.py", "@triton.heuristics"),
+])
+def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
+    options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),
+                              search=SearchConfig(budget=4, minutes=None, per_round=4, patience=2))
+    outcome = optimize(STYLES / name, options)
+    with RunStore.open(tmp_path / "run" / "run.sqlite") as store:
+        judged = [(c, ev) for c, ev in store.judged() if c.origin != "baseline"]
+        captured = store.events("captured")
+    assert captured and not captured[0]["data"]["failures"]
+    assert len(judged) == 4
+    assert {ev["status"] for _, ev in judged} == {"correct"}  # none lost to the tool, none wrong
+    source = (STYLES / name).read_text()
+    rewritten = [c for c, _ in judged if any(moved in line for line in _changed(source, c.source))]
+    assert rewritten, f"no candidate edited the computed value ({moved!r})"
+    assert all(case["correct"] for case in outcome.summary["cases"])
+
+
+def _changed(before: str, after: str) -> list[str]:
+    old = set(before.splitlines())
+    lines = after.splitlines()
+    # the changed line and the one above it (a dict entry's opening line names the dict)
+    return [text for i, line in enumerate(lines) if line not in old for text in lines[max(0, i - 3):i + 1]]
