@@ -71,6 +71,9 @@ def check(
     draws: int = typer.Option(3, "--draws", min=1, help="Fresh random input draws per case."),
     timeout: float = typer.Option(300.0, "--timeout", help="Seconds allowed per check or timing call."),
     no_time: bool = typer.Option(False, "--no-time", help="Check correctness only."),
+    second_opinion: bool = typer.Option(False, "--second-opinion",
+                                        help="Also re-time a correct CANDIDATE against the problem with "
+                                             "triton.testing.do_bench in a fresh process; flag gaps over 5%."),
 ) -> None:
     """Judge CANDIDATE against PROBLEM: correct on every case, and faster beyond noise?
 
@@ -89,16 +92,24 @@ def check(
         reference_timing=candidate is None, shapes=shapes))
     header = None if as_json else (lambda prob, env: _print_header(prob.path, candidate, env))
     try:
-        result = run_check(problem, candidate, options, started=header)
+        result = run_check(problem, candidate, options, started=header, with_second_opinion=second_opinion)
     except ProblemError as e:
         _unusable(str(e), as_json)
     verdict = result.verdict
     if as_json:
-        print(json.dumps({"problem": result.problem.to_json(), "verdict": verdict.to_json()}, indent=2))
+        data = {"problem": result.problem.to_json(), "verdict": verdict.to_json()}
+        if result.opinion is not None:
+            data["second_opinion"] = result.opinion.to_json()
+        print(json.dumps(data, indent=2))
     else:
         title = f"{problem}" + (f" vs {candidate}" if candidate else " (its own entry against its reference)")
         console.print(verdict_table(verdict, title))
         console.print(verdict_summary(verdict))
+        if result.opinion is not None:
+            from tritonforge.report.console import second_opinion_lines
+
+            for line, style in second_opinion_lines(result.opinion.to_json()):
+                console.print(line, style=style, highlight=False)
     raise typer.Exit(EXIT_OK if verdict.correct else EXIT_FAILED)
 
 

@@ -167,3 +167,21 @@ def _s(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.3g}"
     return str(v)
+
+
+def second_opinion_lines(opinion: dict) -> list[tuple[str, str]]:
+    """(text, style) lines for a second opinion (SecondOpinion.to_json())."""
+    if not opinion.get("available"):
+        return [(f"second opinion: none ({opinion.get('reason')})", "dim")]
+    out = []
+    for c in opinion["cases"]:
+        if c.get("error"):
+            out.append((f"second opinion {c['case']}: failed: {c['error']}", "red"))
+            continue
+        claimed = f"{c['claimed']:.3f}x" if c.get("claimed") else "?"
+        line = (f"second opinion {c['case']}: do_bench {c['speedup']:.3f}x "
+                f"({c['baseline_ms']:.4g} / {c['candidate_ms']:.4g} ms) vs claimed {claimed}")
+        if c.get("gap") is not None:
+            line += f", gap {100 * c['gap']:+.1f}%"
+        out.append((line + (" FLAGGED: over 5%" if c["flagged"] else ""), "bold red" if c["flagged"] else "dim"))
+    return out

@@ -107,6 +107,12 @@ class WorkerClient:
         req = {**_case_fields(problem, case, candidate), "op": "compile", "arch": arch}
         return self._ask(req, timeout).get("facts", [])
 
+    def second_opinion(self, problem: Problem, case: Case, candidate: Path, *, seed: int,
+                       timeout: float) -> dict[str, Any]:
+        """{"baseline": ms, "candidate": ms, "rounds": {...}}: medians of do_bench, alternating."""
+        req = {**_case_fields(problem, case, candidate), "op": "second_opinion", "seed": seed}
+        return self._ask(req, timeout)
+
     def capture(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> list[dict]:
         """LaunchRecord.to_json() of each launch one call makes (recorded, not run), with the
         host locals around it ("frames")."""

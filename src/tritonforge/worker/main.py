@@ -24,10 +24,11 @@ from tritonforge.problem.spec import ProblemError
 from tritonforge.worker.analysis_ops import AnalysisOps
 from tritonforge.worker.checks import Checks
 from tritonforge.worker.faults import CandidateFault
+from tritonforge.worker.opinion import SecondOpinion
 from tritonforge.worker.timed import TimedCalls
 
 
-class Worker(Checks, TimedCalls, AnalysisOps):
+class Worker(Checks, TimedCalls, AnalysisOps, SecondOpinion):
     """Every request the worker answers: `op_<name>` serves {"op": name, ...}."""
 
     def serve(self, requests: TextIO) -> None:
