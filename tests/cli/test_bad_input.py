@@ -200,3 +200,11 @@ def test_a_run_in_use_by_another_optimize_is_refused(tmp_path):
         os.close(held)
     assert "another optimize is using this run" in line
     assert list(out.iterdir()) == []
+
+
+def test_gpu_only_host_code_is_refused_in_the_interpreter_with_one_line_saying_so(tmp_path):
+    line = one_error_line(run("check", str(PROBLEMS / "styles" / "device_guarded.py"), "--shapes", "test"))
+    assert "device_guarded.py" in line and "needs a CUDA GPU" in line and "assert x.is_cuda" in line
+    line = one_error_line(optimize(PROBLEMS / "styles" / "device_guarded.py", tmp_path / "run"))
+    assert "needs a CUDA GPU" in line
+    assert not (tmp_path / "run" / "run.sqlite").exists()

@@ -44,3 +44,16 @@ def _changed(before: str, after: str) -> list[str]:
     lines = after.splitlines()
     # the changed line and the one above it (a dict entry's opening line names the dict)
     return [text for i, line in enumerate(lines) if line not in old for text in lines[max(0, i - 3):i + 1]]
+
+
+@pytest.mark.gpu
+def test_gpu_only_host_code_is_optimized_on_the_gpu_without_losing_candidates(tmp_path):
+    options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cuda"),
+                              search=SearchConfig(budget=6, minutes=None, per_round=6, patience=2))
+    outcome = optimize(STYLES / "device_guarded.py", options)
+    with RunStore.open(tmp_path / "run" / "run.sqlite") as store:
+        judged = [ev for c, ev in store.judged() if c.origin != "baseline"]
+        captured = store.events("captured")[0]["data"]
+    assert captured["launches"] and not captured["failures"]
+    assert judged and all(ev["status"] == "correct" for ev in judged)
+    assert outcome.result.best_verdict.correct

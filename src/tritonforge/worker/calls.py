@@ -16,6 +16,7 @@ from tritonforge.problem.module import ProblemModule, out_of_memory
 from tritonforge.worker import compare as cmp
 from tritonforge.worker import timing
 from tritonforge.worker.faults import CandidateFault
+from tritonforge.worker.gpu_only import needs_gpu_note
 
 
 def with_outputs(returned: Any, args: tuple, pm: ProblemModule) -> Any:
@@ -38,7 +39,7 @@ def classify(e: BaseException) -> CandidateFault:
     if any(s in lowered for s in ("cuda error", "illegal memory", "device-side assert", "cuda_error",
                                   "unspecified launch failure", "illegal instruction")):
         return CandidateFault(Status.CRASH, text, fatal=True)
-    return CandidateFault(Status.ERROR, text, fatal=True)
+    return CandidateFault(Status.ERROR, text + needs_gpu_note(e), fatal=True)
 
 
 def sync(device: str) -> None:
