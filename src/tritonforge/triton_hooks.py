@@ -7,14 +7,19 @@ target names them (profiling/ncu_target.py). They find the classes here and wrap
 restore methods the same way. `Heuristics.run` reaches its kernel through `fn.run`, so
 wrapping `run` covers heuristics-decorated kernels too.
 
-The interpreter fix for numpy 2 (Triton < 3.7) lives here as well. Imports no tritonforge
-folder, so any stage may use it.
+The interpreter's own gaps are filled here as well: the fix for numpy 2 (Triton < 3.7), and
+a CPU-clock benchmark for `@triton.autotune` (the interpreter has no driver to time on), with
+a way to run each autotuner at every config in turn, so that each config's result can be
+checked. Imports no tritonforge folder, so any stage may use it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import time
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 # handler(original, obj, args, kwargs): what a wrapped method calls instead of the original.
@@ -135,3 +140,121 @@ def install_interpreter_compat() -> bool:
     patch_lang_tensor._tf_compat = True  # type: ignore[attr-defined]
     interpreter._patch_lang_tensor = patch_lang_tensor
     return True
+
+
+# --- @triton.autotune under the interpreter --------------------------------------------------
+# Triton's Autotuner times each config with `driver.active.get_benchmarker()`, and under
+# TRITON_INTERPRET=1 there is no active driver ("0 active drivers"). In the interpreter it
+# gets this benchmark instead: it runs the config once, hooks and all, as a GPU tuner would,
+# and times it with the CPU clock. Compiled kernels keep Triton's own benchmark.
+def cpu_benchmark(kernel_call: Callable[[], Any], quantiles: Any = None, **_: Any) -> Any:
+    start = time.perf_counter()
+    kernel_call()
+    ms = (time.perf_counter() - start) * 1e3
+    return [ms] * len(quantiles) if quantiles else ms
+
+
+def _cpu_do_bench(tuner: Any) -> Callable[..., Any]:
+    return cpu_benchmark
+
+
+_cpu_do_bench._tf_cpu = True  # type: ignore[attr-defined]
+
+
+def install_interpreter_autotune() -> bool:
+    """In an interpreter process, time every Autotuner with `cpu_benchmark`; True when installed."""
+    cls = autotuner()
+    if os.environ.get("TRITON_INTERPRET") != "1" or cls is None or "do_bench" not in vars(cls):
+        return False
+    current = vars(cls)["do_bench"]
+    if getattr(getattr(current, "fget", None), "_tf_cpu", False):
+        return False
+    # A property, not a cached one: it wins over anything a tuner cached or was given.
+    setattr(cls, "do_bench", property(_cpu_do_bench))
+    return True
+
+
+@dataclass
+class TunerRun:
+    """One call of a multi-config autotuner: the configs it could run (after pruning), the one it ran."""
+
+    kernel: str
+    configs: list[Any]
+    index: int | None
+
+    def describe(self) -> str:
+        if self.index is None:
+            return f"{self.kernel}'s autotune config"
+        return f"{self.kernel} at autotune config {self.index + 1} of {len(self.configs)} ({self.configs[self.index]})"
+
+
+class _Pinned(dict):
+    """A tuner's cache that holds one config for every key: the tuner runs it, untimed."""
+
+    def __init__(self, config: Any) -> None:
+        super().__init__()
+        self.config = config
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.config
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self.config
+
+
+@dataclass
+class AutotuneRuns:
+    """The multi-config autotuner calls seen in an `autotune_runs` block."""
+
+    pin: int | None = None
+    runs: list[TunerRun] = field(default_factory=list)
+
+    def untried(self) -> list[int]:
+        """The pins that would run a config this block's calls did not: every one, over its rounds."""
+        width = max((len(r.configs) for r in self.runs), default=0)
+        return [p for p in range(width) if not all(r.index == p % len(r.configs) for r in self.runs)]
+
+    def describe(self) -> str:
+        said = "; ".join(dict.fromkeys(r.describe() for r in self.runs))
+        return said or f"every autotuner pinned to config {(self.pin or 0) + 1}"
+
+    def on_run(self, original: Callable, tuner: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        if len(tuner.configs) <= 1:  # Triton runs its only config without tuning
+            return original(tuner, *args, **kwargs)
+        tuner.nargs = dict(zip(tuner.arg_names, args))
+        try:
+            configs = list(tuner.prune_configs(kwargs))  # as the tuner would: prune_configs_by kept
+        finally:
+            tuner.nargs = None
+        if self.pin is None:
+            result = original(tuner, *args, **kwargs)
+            ran = getattr(tuner, "best_config", None)
+        else:
+            ran = configs[self.pin % len(configs)]
+            saved, tuner.cache = tuner.cache, _Pinned(ran)
+            try:
+                result = original(tuner, *args, **kwargs)
+            finally:
+                tuner.cache = saved
+        index = next((i for i, c in enumerate(configs) if c is ran), None)
+        if index is None:  # a config a prune hook built anew
+            index = next((i for i, c in enumerate(configs) if str(c) == str(ran)), None)
+        self.runs.append(TunerRun(getattr(tuner.base_fn, "__name__", "kernel"), configs, index))
+        return result
+
+
+@contextlib.contextmanager
+def autotune_runs(pin: int | None = None) -> Iterator[AutotuneRuns]:
+    """Note every multi-config autotuner call in the block; with `pin`, each runs its
+    pin-th config (counted over its pruned configs, modulo their number) instead of the
+    tuned one, without timing any, and its cache is left as it was."""
+    cls = autotuner()
+    runs = AutotuneRuns(pin)
+    if cls is None:
+        yield runs
+        return
+    with wrapped(cls, "run", runs.on_run):
+        yield runs

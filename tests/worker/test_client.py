@@ -6,17 +6,11 @@ import pytest
 
 from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.domain.verdict import Status
-from tritonforge.worker.client import CheckResult, WorkerClient
+from tritonforge.worker.client import CheckResult
 from tritonforge.worker.faults import CandidateFault, InternalFault, ProblemFault, ProcessFailed
 from tritonforge.worker.timing import TimingConfig
 
 CANDIDATES = FIXTURES / "candidates"
-
-
-@pytest.fixture(scope="module")
-def client():
-    with WorkerClient("cpu") as c:
-        yield c
 
 
 @pytest.fixture(scope="module")

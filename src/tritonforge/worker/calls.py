@@ -20,11 +20,20 @@ from tritonforge.worker.gpu_only import needs_gpu_note
 
 
 def with_outputs(returned: Any, args: tuple, pm: ProblemModule) -> Any:
-    """What a call produced: its return value plus the arguments it is declared to write."""
+    """What a call produced: its return value plus the arguments it is declared to write.
+
+    A returned tensor that is one of those arguments (out= style) is marked as it, so it is
+    judged once, as that argument.
+    """
     if not pm.outputs:
         return returned
-    written = {n: a for n, a in zip(pm.param_names, args) if n in pm.outputs}
-    return {"returned": returned, "written": written}
+    written = written_args(args, pm)
+    return {"returned": cmp.as_written(returned, written), "written": written}
+
+
+def written_args(args: tuple, pm: ProblemModule) -> dict[str, Any]:
+    """The arguments the problem declares in OUTPUTS, by name."""
+    return {n: a for n, a in zip(pm.param_names, args) if n in pm.outputs}
 
 
 def classify(e: BaseException) -> CandidateFault:

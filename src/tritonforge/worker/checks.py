@@ -12,11 +12,12 @@ from typing import Any, Callable
 
 import torch
 
+from tritonforge import triton_hooks
 from tritonforge.domain.verdict import Status
 from tritonforge.problem.module import ProblemModule
 from tritonforge.problem.spec import Case, ProblemError
 from tritonforge.worker import compare as cmp
-from tritonforge.worker.calls import one_line, poison, same, sync, with_outputs
+from tritonforge.worker.calls import one_line, poison, same, sync, with_outputs, written_args
 from tritonforge.worker.candidate import CandidateCalls
 from tritonforge.worker.faults import CandidateFault
 from tritonforge.worker.torch_ops import TorchOps, computing
@@ -61,16 +62,15 @@ class Checks(CandidateCalls):
             ref_args = tuple(cmp.snapshot(args))
             watch = bool(req.get("candidate"))  # the problem's own entry may compute with torch
             self.phase("candidate")
-            outs = [(self.call_candidate(candidate, args, watch), args)]
-            for _ in range(self.repeats - 1):  # a racy kernel is right only some of the time
-                again = tuple(cmp.snapshot(before))
-                outs.append((self.call_candidate(candidate, again, watch), again))
+            outs = self.judged_calls(candidate, args, before, watch)
             self.phase("checks")
             if watch:
                 self.refuse_torch_compute(pm, key, before)
-            problem = cmp.aliasing(outs[0][0], [a for a in args if isinstance(a, torch.Tensor)], "input")
-            if problem:
-                raise CandidateFault(Status.REJECTED, problem)
+            for out, call_args, _ in outs:  # an out= argument returned is that output, not an alias
+                problem = cmp.aliasing(cmp.as_written(out, written_args(call_args, pm)),
+                                       [a for a in call_args if isinstance(a, torch.Tensor)], "input")
+                if problem:
+                    raise CandidateFault(Status.REJECTED, problem)
             problem = cmp.mutated(args, before, pm.param_names, set(pm.outputs))
             if problem:
                 raise CandidateFault(Status.WRONG, problem)
@@ -85,7 +85,7 @@ class Checks(CandidateCalls):
                                                    f"{e.what}", fatal=True) from None
             self.phase("checks")
             want = with_outputs(want, ref_args, pm)
-            for call, (out, call_args) in enumerate(outs):
+            for out, call_args, which in outs:
                 got = with_outputs(out, call_args, pm)
                 problem = cmp.aliasing(got, cmp.tensors(want), "the reference's output")
                 if problem:
@@ -95,7 +95,6 @@ class Checks(CandidateCalls):
                 result["max_rel_err"] = max(result["max_rel_err"], c.max_rel_err)
                 result["draws"] = draw + 1
                 if not c.ok:
-                    which = f", call {call + 1} of {len(outs)} on the same inputs" if call else ""
                     poison(want)
                     result.update(status=Status.WRONG.value, message=f"draw {draw + 1} (seed {seed}{which}): {c.message}")
                     return result
@@ -103,6 +102,26 @@ class Checks(CandidateCalls):
         if len(fingerprints) > 1 and len(set(fingerprints)) == 1 and fingerprints[0]:
             raise ProblemError(pm.path, f"make_inputs returns the same inputs for every seed ({case.label})")
         return result
+
+    def judged_calls(self, candidate: Callable, args: tuple, before: list[Any],
+                     watch: bool) -> list[tuple[Any, tuple, str]]:
+        """The calls judged on one draw: (returned, its arguments, which call, for messages).
+
+        The first call on `args`; on a GPU more on the same inputs, since a racy kernel is
+        right only some of the time; in the interpreter one more per autotune config the
+        first did not run, so that a wrong config cannot hide behind the one the tuner picks.
+        """
+        with triton_hooks.autotune_runs() as tuned:
+            outs = [(self.call_candidate(candidate, args, watch), args, "")]
+        for call in range(1, self.repeats):
+            again = tuple(cmp.snapshot(before))
+            outs.append((self.call_candidate(candidate, again, watch), again,
+                         f", call {call + 1} of {self.repeats} on the same inputs"))
+        for pin in tuned.untried() if self.device == "cpu" else []:
+            again = tuple(cmp.snapshot(before))
+            with triton_hooks.autotune_runs(pin) as pinned:
+                outs.append((self.call_candidate(candidate, again, watch), again, f", with {pinned.describe()}"))
+        return outs
 
     def check_repeatable_inputs(self, pm: ProblemModule, case: Case, seed: int, args: tuple, key: tuple) -> None:
         """The same seed must give the same inputs: timed outputs are checked on regenerated ones."""

@@ -91,6 +91,7 @@ def main() -> None:
         from tritonforge import triton_hooks
 
         triton_hooks.install_interpreter_compat()
+        triton_hooks.install_interpreter_autotune()
     # The protocol gets a private copy of stdout; fd 1 then points at stderr, so that
     # whatever user code prints cannot corrupt a reply.
     out = os.fdopen(os.dup(1), "w", buffering=1)
