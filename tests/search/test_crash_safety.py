@@ -158,7 +158,7 @@ def test_sigkill_at_random_moments_then_resume_matches_an_uninterrupted_run(
 def test_a_partial_candidate_file_is_rewritten_before_it_is_judged(tmp_path: Path) -> None:
     # A kill while a candidate's file was being written leaves its first bytes; a resume must
     # judge the candidate, not the fragment.
-    search = Search(evaluator=None, store=None, strategies=[], config=SearchConfig(), workdir=tmp_path,
+    search = Search(executor=None, store=None, strategies=[], config=SearchConfig(), workdir=tmp_path,
                     baseline_source="")
     c = Candidate(source="x = 'é'\n" * 100, origin="test")
     partial = tmp_path / "candidates" / f"{c.key}.py"
