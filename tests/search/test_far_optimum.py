@@ -1,5 +1,5 @@
 """A problem whose optimum is several doublings away: the search leaps there in its first
-round, where x2 steps spent the whole default budget of 24 to reach an 8 x 64 tile."""
+round, where x2 steps spent the whole default budget of 24 to reach BLOCK_N 64 (a 64 x 64 tile)."""
 
 from __future__ import annotations
 
