@@ -8,6 +8,7 @@ where it stopped without judging anything twice.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ class SearchConfig:
     min_gain: float = 0.02  # a new best must beat the old one's speedup by this fraction
     patience: int = 2  # rounds in a row without a new best before stopping
     near_floor: float | None = 0.9  # stop when the best reaches this fraction of the roofline floor
+    far_floor: float | None = 0.5  # below this fraction of the floor, patience waits (budget and time do not)
+    same_failures: int = 4  # stop once this many (or a whole round) failed the same way, none correct
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -169,24 +172,41 @@ class Search:
             return f"budget of {c.budget} candidates spent"
         if self._out_of_time(t0):
             return f"time limit of {c.minutes:g} min reached"
+        failed = self._failed_alike(state)
+        if failed:
+            return failed
         if quiet_rounds >= c.patience:
-            return f"{quiet_rounds} rounds without a better candidate"
+            return patience_stop(quiet_rounds, self._floor_fraction(state), c.far_floor)
         if c.near_floor and self.floor_ms and self._near_floor(state):
             return f"best is within {c.near_floor:.0%} of the roofline floor"
         return ""
 
-    def _near_floor(self, state: SearchState) -> bool:
-        floors = self.floor_ms()
+    def _floor_fractions(self, state: SearchState) -> list[tuple[float, float | None]]:
+        """(the best's time, floor / time or None) per case of the best's verdict."""
+        floors = self.floor_ms() if self.floor_ms else {}
         ev = self.store.evaluation(state.best.key)
-        if not floors or not ev:
-            return False
-        verdict = Verdict.from_json(ev["verdict"])
-        for cv in verdict.cases:
+        if not ev:
+            return []
+        out = []
+        for cv in Verdict.from_json(ev["verdict"]).cases:
             timing = cv.candidate or cv.baseline
             floor = floors.get(cv.case)
-            if timing is None or not floor or floor / timing.median_ms < self.config.near_floor:
-                return False
-        return True
+            if timing is not None and timing.median_ms > 0:
+                out.append((timing.median_ms, floor / timing.median_ms if floor else None))
+        return out
+
+    def _near_floor(self, state: SearchState) -> bool:
+        fractions = self._floor_fractions(state)
+        return bool(fractions) and all(f is not None and f >= self.config.near_floor for _, f in fractions)
+
+    def _floor_fraction(self, state: SearchState) -> float | None:
+        """floor / time on the case the best spends longest on (the one that dominates)."""
+        fractions = self._floor_fractions(state)
+        return max(fractions, key=lambda x: x[0])[1] if fractions else None
+
+    def _failed_alike(self, state: SearchState) -> str:
+        need = max(2, min(self.config.same_failures, self.config.per_round))
+        return same_failure(state.history, need) if self.config.same_failures else ""
 
     def _out_of_time(self, t0: float) -> bool:
         return self.config.minutes is not None and time.monotonic() - t0 > 60 * self.config.minutes
@@ -241,7 +261,7 @@ class Search:
         improved = False
         for judged in self.executor.judge(batch, starting):
             improved |= self._accept(state, judged)
-            if self._out_of_time(t0):
+            if self._out_of_time(t0) or self._failed_alike(state):
                 break
         return improved
 
@@ -308,6 +328,45 @@ class BaselineError(Exception):
     def __init__(self, verdict: Verdict) -> None:
         super().__init__(f"the problem's own entry is {verdict.status.value}: {verdict.message}")
         self.verdict = verdict
+
+
+def patience_stop(quiet_rounds: int, floor_fraction: float | None, far_floor: float | None) -> str:
+    """Why `quiet_rounds` without a new best end the search, or "" while the best is still
+    far from its roofline floor (then only the budget, the time or an empty round end it)."""
+    if floor_fraction is None:
+        return f"{quiet_rounds} rounds without a better candidate (no roofline floor known)"
+    if far_floor and floor_fraction < far_floor:
+        return ""
+    return f"{quiet_rounds} rounds without a better candidate (best at {floor_fraction:.0%} of the roofline floor)"
+
+
+def same_failure(history: list[Outcome], at_least: int) -> str:
+    """One line when at least `at_least` candidates were judged, none correct, all with the
+    same status and the same message up to numbers, paths and addresses; else ""."""
+    if len(history) < at_least or any(o.status == "correct" for o in history):
+        return ""
+    if len({(o.status, message_shape(o.message)) for o in history}) != 1:
+        return ""
+    first = history[0]
+    line = next((x.strip() for x in first.message.splitlines() if x.strip()), "")
+    line = line if len(line) <= 160 else line[:157] + "..."
+    return f"every candidate failed the same way: {first.status}: {line}".rstrip(": ")
+
+
+_SHAPE_RULES = ((re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+)+"), "<path>"),
+                (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<addr>"),
+                (re.compile(r"\b[0-9a-f]{8,}\b"), "<key>"),
+                (re.compile(r"\d+(?:\.\d+)?(?:e[+-]?\d+)?"), "<n>"),
+                (re.compile(r"\s+"), " "))
+
+
+def message_shape(message: str) -> str:
+    """A verdict message with what differs between candidates (numbers, paths, addresses,
+    candidate keys) blanked out: equal shapes mean the same failure."""
+    out = message or ""
+    for pattern, word in _SHAPE_RULES:
+        out = pattern.sub(word, out)
+    return out.strip()
 
 
 def _case_results(verdict: Verdict) -> list[CaseResult]:

@@ -2,8 +2,8 @@
 
 Ring 1 holds its neighbours (x2 and /2 per value, 2D tiles moved together, block and
 warps moved together, a x4 jump for blocks far from typical sizes, tl.dot presets,
-wider or pinned autotune lists); ring 2 holds two-step combinations, for when ring 1 is
-spent.
+wider or pinned autotune lists, and the long jumps of `leaps`); ring 2 holds two-step
+combinations, for when ring 1 is spent.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class Move:
     """A change of some tunables from the best candidate's values."""
 
     changes: dict[str, tuple[Any, Any]]  # id -> (old, new)
-    kind: str  # step | jump | tile | block+warps | widen | pin | combo
+    kind: str  # step | jump | leap | tile | block+warps | preset | widen | pin | combo | further
     ring: int = 1  # 1: neighbours of the best; 2: two-step combinations
     score: float = 0.0
     notes: list[str] = field(default_factory=list)  # what moved the score
@@ -60,11 +60,13 @@ class Lesson:
     after: Assignment
 
 
-def neighbours(space: SearchSpace, caps: tuple[int, int], limits: HardwareLimits, studied: set[str]) -> list[Move]:
-    """Neighbours of the best. Jumps are a cold-start shortcut: once the history says
-    something about a tunable, it moves in x2 steps along what paid."""
+def neighbours(space: SearchSpace, caps: tuple[int, int], limits: HardwareLimits, studied: set[str],
+               leaps: list[Move] | None = None) -> list[Move]:
+    """Neighbours of the best, after `leaps` (see `leaps`; they win over an equal jump).
+    Jumps are a cold-start shortcut: once the history says something about a tunable, it
+    moves in x2 steps along what paid."""
     cur = space.current
-    moves: list[Move] = []
+    moves: list[Move] = list(leaps or [])
     for t in space.tunables:
         if t.kind == "autotune_configs":
             moves.extend(_autotune_moves(space, t, caps, limits))

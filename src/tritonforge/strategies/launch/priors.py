@@ -13,16 +13,30 @@ from tritonforge.strategies.launch.values import Assignment, equal, numeric
 
 
 def scored(space: SearchSpace, moves: list[Move], lessons: list[Lesson], findings: list[Any],
-            limits: HardwareLimits) -> list[Move]:
-    """Moves best-first: prior (typical sizes) + diagnosis findings + history."""
+            limits: HardwareLimits, far_from_floor: bool = False) -> list[Move]:
+    """Moves best-first: prior (typical sizes) + diagnosis findings + history. While the best
+    is far from its roofline floor, moves of several values at once come first."""
     cur = space.current
     base = _prior(space, cur, limits)
     kinds = _finding_kinds(findings)
     for m in moves:
         new = {**cur, **{k: v[1] for k, v in m.changes.items()}}
-        m.score += _prior(space, new, limits) - base
+        prior = _prior(space, new, limits) - base
+        # A leap is scored by the doublings it closes towards the hardware's target (see
+        # `leaps`); the typical sizes of the prior only add where they agree.
+        m.score += max(0.0, prior) if m.kind == "leap" else prior
+        if far_from_floor and m.kind in _TOGETHER:
+            m.score += _FAR_BONUS
+            m.notes.append(f"far from the roofline floor: {_FAR_BONUS:+.1f}")
         m.score += _finding_bias(space, m, kinds) + _lesson_bias(m, lessons)
     return sorted(moves, key=lambda m: -m.score)  # stable: generation order breaks ties
+
+
+# Moves of several tunables at once, and how much they gain while the best is far from its floor.
+_TOGETHER = ("tile", "block+warps", "preset")
+
+
+_FAR_BONUS = 1.5
 
 
 # Words in diagnosis finding kinds (tritonforge.diagnosis rule ids and the like), and the

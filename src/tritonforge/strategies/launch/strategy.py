@@ -14,6 +14,7 @@ from tritonforge.analysis.launch_sites import SearchSpace, Tunable
 from tritonforge.analysis.launch_sites.runtime import Runtime, Unreachable
 from tritonforge.strategies.base import Candidate, SearchState, Strategy, source_key
 from tritonforge.strategies.launch.feasibility import FeasibleHook, HardwareLimits, check_assignment
+from tritonforge.strategies.launch.leaps import Outlook, leaps
 from tritonforge.strategies.launch.moves import Lesson, Move, MoveRecord, combinations, describe_move, neighbours
 from tritonforge.strategies.launch.priors import blocked, lesson_verdict, pointless, scored
 from tritonforge.strategies.launch.rewrite import apply_assignment
@@ -53,8 +54,11 @@ class LaunchParamStrategy(Strategy):
         lessons = self._lessons(state)
         studied = {lesson.tid for lesson in lessons}
         caps = (self.max_autotune_configs, self.max_new_configs)
-        ring1 = scored(space, neighbours(space, caps, limits, studied), lessons, state.findings, limits)
-        ring2 = scored(space, combinations(space, ring1, lessons, self.max_combos), lessons, state.findings, limits)
+        outlook = Outlook.from_state(state)
+        ring1 = scored(space, neighbours(space, caps, limits, studied, leaps(space, limits, outlook, studied)),
+                       lessons, state.findings, limits, outlook.far)
+        ring2 = scored(space, combinations(space, ring1, lessons, self.max_combos), lessons, state.findings, limits,
+                       outlook.far)
         return self._walk(state, space, ring1 + ring2, limit, limits, lessons)
 
     def describe_space(self) -> dict[str, Any]:
