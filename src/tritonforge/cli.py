@@ -159,10 +159,12 @@ def optimize(
         except (ProblemError, RunError) as e:
             progress.stop()
             _unusable(str(e))
-    from tritonforge.report.console import summary_table
+    from tritonforge.report.console import not_moved_text, summary_table
 
     console.print(summary_table(outcome.summary))
     console.print(outcome.summary["result"], style="bold green" if outcome.summary["improved"] else "yellow")
+    if (why := not_moved_text(outcome.summary)) is not None:
+        console.print(why)
     console.print(f"[dim]{outcome.summary['candidates_tried']} candidates, stopped: "
                   f"{outcome.summary['stop_reason']}; results in {options.out}/ "
                   "(best.py, best.diff, summary.json, report.md)[/]", highlight=False)

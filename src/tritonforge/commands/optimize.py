@@ -13,12 +13,13 @@ from typing import Any, Callable
 from tritonforge.analysis.ceilings import Ceilings
 from tritonforge.commands.profile import case_work, ncu_profile
 from tritonforge.commands.session import Session, SessionOptions
-from tritonforge.domain.candidate import BASELINE
+from tritonforge.domain.candidate import BASELINE, source_key
 from tritonforge.evaluate.evaluator import EvalOptions
 from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.executors.local import LocalExecutor
 from tritonforge.problem.module import unreadable
 from tritonforge.problem.spec import Problem, ProblemError
+from tritonforge.report.launch_parameters import launch_parameters
 from tritonforge.report.run_files import summary, write_run_files
 from tritonforge.search.loop import BaselineError, Search, SearchConfig, SearchResult
 from tritonforge.store import RunStore
@@ -88,7 +89,8 @@ def _strategies(names: list[str] | None, source: str, entry: str, path: Path) ->
     except ValueError as e:
         raise RunError(f"--strategy: {e}") from None
     if names is None:
-        chosen = [s for s in chosen if s.applies(source, entry)]
+        # None applying still runs the baseline: the summary then says why no launch value moves.
+        return [s for s in chosen if s.applies(source, entry)]
     if not chosen:
         raise RunError(f"{path}: no strategy applies to entry '{entry}'")
     return chosen
@@ -124,11 +126,33 @@ def _search(session: Session, problem_path: Path, source: str, run_dir: Path, st
         data = summary(problem=str(problem_path), entry=problem.entry, baseline=result.baseline,
                        best_verdict=result.best_verdict, best=result.best, improved=result.improved,
                        tried=result.tried, rounds=result.rounds, stop_reason=result.stop_reason,
-                       wall_s=result.wall_s, statuses=statuses, run_dir=run_dir)
+                       wall_s=result.wall_s, statuses=statuses, run_dir=run_dir,
+                       launch_parameters=_launch_parameters(store, result, source, problem.entry))
         files = write_run_files(run_dir, baseline_source=source, best_source=result.best.source,
                                 problem_name=problem_path.name, summary_data=data, history=result.history)
         store.set_state("finished")
     return OptimizeOutcome(result=result, summary=data, files=files)
+
+
+def _launch_parameters(store: RunStore, result: SearchResult, baseline_source: str, entry: str) -> dict[str, Any]:
+    """The launch values as the last round searched them; without a round on record, as a
+    fresh analysis of the best (the baseline, unless a resumed run had found better)."""
+    from tritonforge.analysis.launch_sites import SearchSpace
+    from tritonforge.strategies.launch import LaunchParamStrategy
+    from tritonforge.strategies.launch.strategy import space_record
+
+    spaces = [e["data"] for e in store.events("search_space") if e["data"].get("strategy") == LaunchParamStrategy.name]
+    if spaces:
+        last = spaces[-1]
+        best = next((e["data"].get("best") for e in store.events("round")
+                     if e["data"].get("round") == last["round"]), None)
+        on = "the baseline" if best == source_key(baseline_source) else f"candidate `{best}`"
+        return launch_parameters(last["space"], f"round {last['round']}'s search space, on {on}")
+    basis = "a fresh analysis of " + ("the baseline" if not result.improved else f"candidate `{result.best.key}`")
+    try:
+        return launch_parameters(space_record(SearchSpace.from_source(result.best.source, entry)), basis)
+    except (SyntaxError, ValueError):
+        return launch_parameters(None, basis)
 
 
 def _read(path: Path) -> str:

@@ -6,6 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tritonforge.domain.verdict import CaseVerdict, Status, Timing, Verdict
+from tritonforge.report.launch_parameters import not_moved
 
 _STYLE = {Status.CORRECT: "green", Status.WRONG: "red", Status.INCOMPATIBLE: "yellow"}
 
@@ -88,6 +89,18 @@ def summary_table(summary: dict) -> Table:
         table.add_row(c["case"], _num(c["baseline_ms"]), _num(c["best_ms"]),
                       f"{c['speedup']:.3f}x [{lo:.3f}, {hi:.3f}]", "yes" if c["correct"] else "NO")
     return table
+
+
+def not_moved_text(summary: dict, most: int = 8) -> Text | None:
+    """After a run that improved nothing: the launch values the search left alone, and why."""
+    lines = [] if summary["improved"] else not_moved(summary.get("launch_parameters"))
+    if not lines:
+        return None
+    more = len(lines) - most
+    shown = [f"  {line}" for line in lines[:most]]
+    if more > 0:
+        shown.append(f"  ... and {more} more (launch_parameters in summary.json)")
+    return Text("not moved:\n" + "\n".join(shown), style="yellow")
 
 
 def _num(x: float | None) -> str:

@@ -13,12 +13,14 @@ from typing import Any
 
 from tritonforge.domain.verdict import Verdict
 from tritonforge.files import write_whole
+from tritonforge.report.launch_parameters import markdown_table
 
 
 def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdict, best: Any, improved: bool,
             tried: int, rounds: int, stop_reason: str, wall_s: float, statuses: Counter,
-            run_dir: Path) -> dict[str, Any]:
-    """The machine-readable result of a run. `best` is the best Candidate."""
+            run_dir: Path, launch_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The machine-readable result of a run. `best` is the best Candidate; `launch_parameters`
+    comes from `report.launch_parameters.launch_parameters`."""
     cases = []
     for base_cv, best_cv in zip(baseline.cases, best_verdict.cases):
         best_t = best_cv.candidate if improved else best_cv.baseline
@@ -55,6 +57,7 @@ def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdic
         "rounds": rounds,
         "stop_reason": stop_reason,
         "wall_s": round(wall_s, 1),
+        "launch_parameters": launch_parameters or {"basis": "", "sites": []},
     }
 
 
@@ -113,7 +116,9 @@ def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
             up = f"{o.speedup:.3f}x" if o.speedup else "-"
             lines.append(f"| {i} | `{o.candidate.key}` | {o.candidate.origin} | {o.candidate.description or '-'} | "
                          f"{o.status} | {up} |")
-    lines += ["", "Files: `best.py` (drop-in replacement of the problem file), `baseline.py`, `best.diff`, "
+        lines.append("")
+    lines += markdown_table(s.get("launch_parameters"))
+    lines += ["Files: `best.py` (drop-in replacement of the problem file), `baseline.py`, `best.diff`, "
               "`summary.json`, `run.sqlite` (every candidate and evaluation; `--resume` continues from it).", ""]
     return "\n".join(lines)
 

@@ -22,6 +22,11 @@ from tritonforge.search.executor import Executor, Judgement
 from tritonforge.strategies.base import CaseResult, Outcome, SearchState, Strategy
 
 
+# The stop reason when not one candidate was ever proposed; summary.json says why per value.
+NOTHING_TO_TUNE = ("nothing to tune: no launch value is one this tool can move, or every move of it was ruled "
+                   "out (see launch_parameters)")
+
+
 @dataclass
 class SearchConfig:
     budget: int = 24  # candidates evaluated at most, the baseline not counted
@@ -101,7 +106,7 @@ class Search:
             state.round += 1
             improved = self._round(state, t0)
             if improved is None:
-                stop = "the strategies have nothing left to propose"
+                stop = "the strategies have nothing left to propose" if state.history else NOTHING_TO_TUNE
             quiet_rounds = 0 if improved else quiet_rounds + 1
         self.store.log_event("stopped", {"reason": stop, "round": state.round})
         final = self._final_verdict(state.best, base_verdict)

@@ -1,0 +1,91 @@
+"""The launch parameters a run reports: each value, where it comes from, whether the search
+may move it and why not; in summary.json, report.md and the console."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from tests.conftest import FIXTURES
+from tritonforge.analysis.launch_sites import SearchSpace
+from tritonforge.commands.optimize import OptimizeOptions, optimize
+from tritonforge.evaluate.evaluator import EvalOptions
+from tritonforge.report.console import not_moved_text
+from tritonforge.report.launch_parameters import launch_parameters, markdown_table, not_moved
+from tritonforge.search.loop import NOTHING_TO_TUNE, SearchConfig
+from tritonforge.strategies.launch.strategy import space_record
+from tritonforge.worker.timing import TimingConfig
+
+PROBLEMS = FIXTURES / "problems"
+
+
+def _section(name: str, entry: str, moves: list[dict] | None = None) -> dict:
+    record = space_record(SearchSpace.from_source((PROBLEMS / name).read_text(), entry))
+    record["moves"] = moves or []
+    return launch_parameters(record, "round 1's search space, on the baseline")
+
+
+def _params(section: dict) -> dict[str, dict]:
+    [site] = section["sites"]
+    return {p["parameter"]: p for p in site["parameters"]}
+
+
+def test_each_parameter_says_where_it_comes_from_and_why_it_stayed():
+    pruned = {"order": 0, "description": "num_stages 3->4", "kind": "step", "ring": 1, "score": 0.0,
+              "status": "pruned", "reason": "_scale_kernel has no loop: num_stages has nothing to pipeline"}
+    section = _section("unmovable_block.py", "scale", [pruned])
+    assert section["sites"][0]["kernel"] == "_scale_kernel" and section["sites"][0]["function"] == "scale"
+    p = _params(section)
+    assert p["BLOCK"]["free"] is False and "argument 'block' of the entry scale()" in p["BLOCK"]["why_not_moved"]
+    assert p["num_warps"]["free"] is False and "4 if block < 2048 else 8" in p["num_warps"]["from"]
+    stages = p["num_stages"]
+    assert stages["free"] is True and stages["value"] == 3 and "Triton's default" in stages["from"]
+    assert stages["why_not_moved"].startswith("every move was ruled out") and "no loop" in stages["why_not_moved"]
+    assert "_scale_kernel.BLOCK = set at run time (argument 'block' of the entry scale())" in not_moved(section)
+
+
+def test_a_free_value_with_a_move_proposed_is_not_listed_as_not_moved():
+    proposed = {"order": 0, "description": "BLOCK_SIZE 128->256, num_warps 4->8", "kind": "step", "ring": 2,
+                "score": 1.0, "status": "proposed", "reason": ""}
+    section = _section("plain_add.py", "scale_add", [proposed])
+    p = _params(section)
+    assert p["BLOCK"]["free"] and p["num_warps"]["free"]
+    assert p["num_warps"]["why_not_moved"] is None  # moved by the proposed move
+    assert p["BLOCK"]["why_not_moved"] == "no move of it was considered in the last round"
+
+
+def test_report_table_and_console_list():
+    section = _section("unmovable_env.py", "scale")
+    table = "\n".join(markdown_table(section))
+    assert "## Launch parameters" in table and "| launch | parameter | value | free |" in table
+    assert 'int(os.environ.get("SCALE_BLOCK", "64"))' in table and "| num_stages | set at run time | no |" in table
+    assert "No Triton launch" in "\n".join(markdown_table({"basis": "", "sites": []}))
+    console = Console(width=200, record=True)
+    console.print(not_moved_text({"improved": False, "launch_parameters": section}, most=2))
+    text = console.export_text()
+    assert text.startswith("not moved:") and "_scale_kernel.BLOCK = set at run time" in text
+    assert "and 1 more" in text
+    assert not_moved_text({"improved": True, "launch_parameters": section}) is None
+
+
+def _options(out, budget=3) -> OptimizeOptions:
+    return OptimizeOptions(out=out, evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),
+                           search=SearchConfig(budget=budget, minutes=None, per_round=3, patience=3))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, basis", [("unmovable_block.py", "round 1's search space, on the baseline"),
+                                         ("unmovable_env.py", "a fresh analysis of the baseline")])
+def test_optimize_with_nothing_movable_says_why(tmp_path, name, basis):
+    outcome = optimize(PROBLEMS / name, _options(tmp_path / "run"))
+    s = json.loads(outcome.files["summary"].read_text())
+    assert s["candidates_tried"] == 0 and s["stop_reason"] == NOTHING_TO_TUNE
+    section = s["launch_parameters"]
+    assert section["basis"] == basis
+    block = _params(section)["BLOCK"]
+    assert block["free"] is False and block["why_not_moved"]
+    report = outcome.files["report"].read_text()
+    assert "## Launch parameters" in report and "| `_scale_kernel` (line" in report
+    assert NOTHING_TO_TUNE in report
