@@ -145,7 +145,7 @@ def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Spa
         free=problem is None,
         why=problem or why,
         locations=locs if problem is None else (),
-        legal=_legal(first.kind, current) if problem is None else (),
+        legal=_legal(first.kind, current, roles) if problem is None else (),
         roles=roles,
         feeds=feeds,
         relations=_relations(first.kind, roles, group),
@@ -174,13 +174,16 @@ def _not_free(first: Use, kinds: set[str], group: list[Use], launches: list[Laun
     return None
 
 
-def _legal(kind: str, current: Any) -> tuple[int, ...]:
+def _legal(kind: str, current: Any, roles: frozenset[str] = frozenset()) -> tuple[int, ...]:
     if kind == "num_warps":
         return WARPS
     if kind == "num_stages":
         return STAGES
     if kind == "constexpr":
-        values = {1 << p for p in range(BLOCK_MIN.bit_length() - 1, BLOCK_MAX.bit_length())}
+        # A tl.dot dimension needs 16; any other tile may shrink to one row (a 1 x 1024 tile
+        # streams a row at full width where 8 x 8 tiles do not).
+        low = BLOCK_MIN if roles & DOT_ROLES else 1
+        values = {1 << p for p in range(low.bit_length() - 1, BLOCK_MAX.bit_length())}
         return tuple(sorted(values | {current}))
     return ()
 

@@ -40,8 +40,10 @@ class LaunchParamStrategy(Strategy):
         self._runtime: Runtime | None = None
 
     def applies(self, source: str, entry: str) -> bool:
+        """Any launch reachable from the entry: values the host code computes only become
+        free once the baseline's launches are captured, at the start of the search."""
         space = self._space(source, entry)
-        return bool(space and space.tunables)
+        return bool(space and space.by_id)
 
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         self.last_moves = []
