@@ -165,6 +165,11 @@ def optimize(
     console.print(outcome.summary["result"], style="bold green" if outcome.summary["improved"] else "yellow")
     if (why := not_moved_text(outcome.summary)) is not None:
         console.print(why)
+    if outcome.summary.get("second_opinion"):
+        from tritonforge.report.console import second_opinion_lines
+
+        for line, style in second_opinion_lines(outcome.summary["second_opinion"]):
+            console.print(line, style=style, highlight=False)
     console.print(f"[dim]{outcome.summary['candidates_tried']} candidates, stopped: "
                   f"{outcome.summary['stop_reason']}; results in {options.out}/ "
                   "(best.py, best.diff, summary.json, report.md)[/]", highlight=False)

@@ -4,7 +4,7 @@ isolation, the best kept; run files and a resumable store in the run directory."
 from __future__ import annotations
 
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +15,7 @@ from tritonforge.commands.profile import case_work, ncu_profile
 from tritonforge.commands.session import Session, SessionOptions
 from tritonforge.domain.candidate import BASELINE, source_key
 from tritonforge.evaluate.evaluator import EvalOptions
+from tritonforge.evaluate.second_opinion import SecondOpinion, second_opinion
 from tritonforge.executors.compile_pool import CompilePool
 from tritonforge.executors.local import LocalExecutor
 from tritonforge.problem.module import unreadable
@@ -31,6 +32,7 @@ from tritonforge.strategies.base import Strategy
 __all__ = ["OptimizeOptions", "OptimizeOutcome", "RunError", "optimize"]
 
 Observer = Callable[[str, dict[str, Any]], None]
+_FLOOR_WAIT_S = 120.0  # for the summary's % of floor, the roofline may finish after the search
 
 
 @dataclass
@@ -123,15 +125,31 @@ def _search(session: Session, problem_path: Path, source: str, run_dir: Path, st
             store.set_state("interrupted")
             raise
         statuses = Counter(o.status for o in result.history)
+        opinion = _second_opinion(session, search, result, observer)
         data = summary(problem=str(problem_path), entry=problem.entry, baseline=result.baseline,
                        best_verdict=result.best_verdict, best=result.best, improved=result.improved,
                        tried=result.tried, rounds=result.rounds, stop_reason=result.stop_reason,
                        wall_s=result.wall_s, statuses=statuses, run_dir=run_dir,
-                       launch_parameters=_launch_parameters(store, result, source, problem.entry))
+                       launch_parameters=_launch_parameters(store, result, source, problem.entry),
+                       floors_ms=floors(wait_s=_FLOOR_WAIT_S) if floors else {},
+                       second_opinion=opinion.to_json() if opinion else None)
         files = write_run_files(run_dir, baseline_source=source, best_source=result.best.source,
                                 problem_name=problem_path.name, summary_data=data, history=result.history)
         store.set_state("finished")
     return OptimizeOutcome(result=result, summary=data, files=files)
+
+
+def _second_opinion(session: Session, search: Search, result: SearchResult,
+                    observer: Observer | None) -> SecondOpinion | None:
+    """The best re-timed against the baseline with do_bench in a fresh worker (on a GPU)."""
+    if not result.improved:
+        return None
+    if observer:
+        observer("second_opinion", {"key": result.best.key})
+    opinion = second_opinion(session.problem, search.path_of(result.best), result.best_verdict,
+                             session.evaluator.cases, session.device)
+    search.store.log_event("second_opinion", opinion.to_json())
+    return opinion
 
 
 def _launch_parameters(store: RunStore, result: SearchResult, baseline_source: str, entry: str) -> dict[str, Any]:
@@ -164,13 +182,16 @@ def _read(path: Path) -> str:
         raise ProblemError(path, unreadable(e)) from None
 
 
-def _floors_in_background(problem: Problem, ceilings: Ceilings, stack: ExitStack) -> Callable[[], dict[str, float]]:
-    """Roofline floors per case, computed on the CPU while the search runs; {} until ready."""
+def _floors_in_background(problem: Problem, ceilings: Ceilings, stack: ExitStack) -> Callable[..., dict[str, float]]:
+    """Roofline floors per case, computed on the CPU while the search runs; {} until ready
+    (`wait_s`: wait that long for them first)."""
     pool = ThreadPoolExecutor(1, thread_name_prefix="roofline")
     stack.callback(pool.shutdown, wait=False, cancel_futures=True)
     future: Future = pool.submit(case_work, problem, problem.cases, None, ceilings)
 
-    def floors() -> dict[str, float]:
+    def floors(wait_s: float = 0.0) -> dict[str, float]:
+        if wait_s:
+            wait([future], timeout=wait_s)
         if not future.done() or future.exception() is not None:
             return {}
         return {cw.case: cw.roofline.floor_ms for cw in future.result()}

@@ -47,6 +47,8 @@ class SearchProgress:
             self.console.print(f"  profiled {data['key']}: {what}", highlight=False)
         elif kind == "final":
             self.progress.update(self.task, description="timing the best against the baseline")
+        elif kind == "second_opinion":
+            self.progress.update(self.task, description="second opinion: do_bench in a fresh process")
 
     def _judged(self, data: dict[str, Any]) -> None:
         self.progress.advance(self.task)

@@ -18,9 +18,11 @@ from tritonforge.report.launch_parameters import markdown_table
 
 def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdict, best: Any, improved: bool,
             tried: int, rounds: int, stop_reason: str, wall_s: float, statuses: Counter,
-            run_dir: Path, launch_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+            run_dir: Path, launch_parameters: dict[str, Any] | None = None,
+            floors_ms: dict[str, float] | None = None, second_opinion: dict[str, Any] | None = None) -> dict[str, Any]:
     """The machine-readable result of a run. `best` is the best Candidate; `launch_parameters`
-    comes from `report.launch_parameters.launch_parameters`."""
+    comes from `report.launch_parameters.launch_parameters`; `floors_ms`: the roofline floor per
+    case; `second_opinion`: evaluate.second_opinion's re-timing of the best."""
     cases = []
     for base_cv, best_cv in zip(baseline.cases, best_verdict.cases):
         best_t = best_cv.candidate if improved else best_cv.baseline
@@ -38,6 +40,10 @@ def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdic
             "max_abs_err": best_cv.max_abs_err,
             "max_rel_err": best_cv.max_rel_err,
         })
+        floor = (floors_ms or {}).get(base_cv.case)
+        best_ms = cases[-1]["best_ms"]
+        cases[-1]["floor_ms"] = floor
+        cases[-1]["pct_of_floor"] = round(100 * floor / best_ms, 1) if floor and best_ms else None
     up = best_verdict.speedup if improved else None
     env = best_verdict.environment or baseline.environment
     return {
@@ -58,6 +64,7 @@ def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdic
         "stop_reason": stop_reason,
         "wall_s": round(wall_s, 1),
         "launch_parameters": launch_parameters or {"basis": "", "sites": []},
+        "second_opinion": second_opinion,
     }
 
 
@@ -100,11 +107,14 @@ def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
     where = dev.get("gpu") or "CPU (Triton interpreter)"
     lines += [f"Device: {where}; torch {s['versions'].get('torch')}, Triton {s['versions'].get('triton')}. "
               f"Timings: {s['timing']}.", ""]
-    lines += ["| case | baseline ms | best ms | speedup [95% CI] | correct |", "|---|---:|---:|---:|---|"]
+    lines += ["| case | baseline ms | best ms | speedup [95% CI] | % of roofline floor | correct |",
+              "|---|---:|---:|---:|---:|---|"]
     for c in s["cases"]:
         lo, hi = c["speedup_ci95"]
+        pct = f"{c['pct_of_floor']:.0f}%" if c.get("pct_of_floor") else "-"
         lines.append(f"| {c['case']} | {_ms(c['baseline_ms'])} | {_ms(c['best_ms'])} | "
-                     f"{c['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] | {'yes' if c['correct'] else 'NO'} |")
+                     f"{c['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] | {pct} | {'yes' if c['correct'] else 'NO'} |")
+    lines += _second_opinion_lines(s.get("second_opinion"))
     best = s["best"]
     lines += ["", f"Best: `{best['key']}` from {best['origin']}: {best['description'] or '-'}.", "",
               f"Search: {s['candidates_tried']} candidates in {s['rounds']} rounds, {s['wall_s']} s; "
@@ -121,6 +131,21 @@ def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
     lines += ["Files: `best.py` (drop-in replacement of the problem file), `baseline.py`, `best.diff`, "
               "`summary.json`, `run.sqlite` (every candidate and evaluation; `--resume` continues from it).", ""]
     return "\n".join(lines)
+
+
+def _second_opinion_lines(opinion: dict[str, Any] | None) -> list[str]:
+    if not opinion:
+        return []
+    if not opinion["available"]:
+        return ["", f"Second opinion: none ({opinion['reason']}).", ""]
+    lines = ["", f"Second opinion ({opinion['tool']}; gaps over {100 * opinion['tolerance']:.0f}% flagged):", "",
+             "| case | claimed | do_bench | gap | |", "|---|---:|---:|---:|---|"]
+    for c in opinion["cases"]:
+        claimed = f"{c['claimed']:.3f}x" if c.get("claimed") else "-"
+        timed = f"{c['speedup']:.3f}x" if c.get("speedup") else c.get("error") or "-"
+        gap = f"{100 * c['gap']:+.1f}%" if c.get("gap") is not None else "-"
+        lines.append(f"| {c['case']} | {claimed} | {timed} | {gap} | {'**FLAGGED**' if c['flagged'] else 'agrees'} |")
+    return lines + [""]
 
 
 def _ms(x: float | None) -> str:
