@@ -5,8 +5,8 @@ the bytes they must move against a large device-to-device copy, and matmuls agai
 
     python3 benchmarks/corpus_ratios.py RUNS_DIR OUT.json [NAME ...]
 
-RUNS_DIR holds one optimize run directory per corpus problem (named after it); a name
-without a best.py is timed as its baseline only.
+RUNS_DIR holds one optimize run directory per corpus problem (named after it); without
+names, every problem with a run there. A name without a best.py is timed as its baseline only.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def _err(got, want) -> float:
 
 def main() -> None:
     runs, out = Path(sys.argv[1]), Path(sys.argv[2])
-    names = sys.argv[3:] or sorted(p.stem for p in CORPUS.glob("*.py"))
+    names = sys.argv[3:] or sorted(p.stem for p in CORPUS.glob("*.py") if (runs / p.stem / "summary.json").exists())
     result: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__}
     result["copy_bytes_per_s"] = copy_bw = copy_bandwidth()
     for name in names:
