@@ -10,7 +10,7 @@ import triton.language as tl
 
 ENTRY = "gelu"
 
-_SQRT_2_OVER_PI = 0.7978845608028654
+_SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)  # a plain float global does not compile
 
 
 @triton.jit

@@ -165,6 +165,9 @@ def optimize(
     console.print(outcome.summary["result"], style="bold green" if outcome.summary["improved"] else "yellow")
     if (why := not_moved_text(outcome.summary)) is not None:
         console.print(why)
+    if outcome.summary.get("slower_cases"):
+        console.print(f"slower than the baseline in the final timing on {', '.join(outcome.summary['slower_cases'])} "
+                      "(chosen on an earlier timing that did not show it)", style="bold red", highlight=False)
     if outcome.summary.get("second_opinion"):
         from tritonforge.report.console import second_opinion_lines
 

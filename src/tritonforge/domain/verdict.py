@@ -62,6 +62,12 @@ class Speedup:
     def slower(self) -> bool:
         return self.ci_high < 1.0
 
+    @property
+    def regresses(self) -> bool:
+        """A regression no overall gain may buy: slower beyond noise by more than 2%, or a point
+        estimate more than 5% below 1 (a microsecond case's wide interval must not hide one)."""
+        return self.ci_high < 0.98 or self.value < 0.95
+
     def __str__(self) -> str:
         return f"{self.value:.3f}x [{self.ci_low:.3f}, {self.ci_high:.3f}]"
 

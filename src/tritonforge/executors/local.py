@@ -44,14 +44,13 @@ class LocalExecutor:
         with WorkerClient("compile" if self.device == "cuda" else "cpu") as cpu:
             for case in cases:
                 try:
-                    out.launches[case.label] = cpu.capture(problem, case, path, _CAPTURE_TIMEOUT_S)
+                    out.add(case.label, cpu.capture(problem, case, path, _CAPTURE_TIMEOUT_S))
                     continue
                 except WorkerFault as e:
                     out.failures[case.label] = f"on CPU: {e}"
                 if self.device == "cuda":
                     try:
-                        out.launches[case.label] = self.evaluator.worker.capture(problem, case, path,
-                                                                                 _CAPTURE_TIMEOUT_S)
+                        out.add(case.label, self.evaluator.worker.capture(problem, case, path, _CAPTURE_TIMEOUT_S))
                         del out.failures[case.label]
                     except WorkerFault as e:
                         out.failures[case.label] += f"; on the GPU: {e}"

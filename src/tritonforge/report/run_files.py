@@ -39,6 +39,9 @@ def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdic
             "best_spread": _spread(best_t),
             "max_abs_err": best_cv.max_abs_err,
             "max_rel_err": best_cv.max_rel_err,
+            # The final timing can disagree with the one the best was chosen on (a microsecond
+            # case is noisy): a case it finds slower is shown, never hidden in the mean.
+            "slower_than_baseline": bool(up and up.regresses),
         })
         floor = (floors_ms or {}).get(base_cv.case)
         best_ms = cases[-1]["best_ms"]
@@ -55,6 +58,7 @@ def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdic
         "speedup": asdict(up) if up else {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0},
         "best": {"key": best.key, "origin": best.origin, "description": best.description, "params": best.params},
         "cases": cases,
+        "slower_cases": [c["case"] for c in cases if c["slower_than_baseline"]],
         "timing": best_verdict.timing_label,
         "device": {k: env.get(k) for k in ("device", "gpu", "sm_count", "capability", "driver", "cuda")},
         "versions": {k: env.get(k) for k in ("python", "torch", "triton", "numpy")},
@@ -114,6 +118,9 @@ def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
         pct = f"{c['pct_of_floor']:.0f}%" if c.get("pct_of_floor") else "-"
         lines.append(f"| {c['case']} | {_ms(c['baseline_ms'])} | {_ms(c['best_ms'])} | "
                      f"{c['speedup']:.3f}x [{lo:.3f}, {hi:.3f}] | {pct} | {'yes' if c['correct'] else 'NO'} |")
+    if s.get("slower_cases"):
+        lines += ["", f"**Slower than the baseline in the final timing on {', '.join(s['slower_cases'])}**: "
+                      "the best was chosen on an earlier timing that did not show it.", ""]
     lines += _second_opinion_lines(s.get("second_opinion"))
     best = s["best"]
     lines += ["", f"Best: `{best['key']}` from {best['origin']}: {best['description'] or '-'}.", "",

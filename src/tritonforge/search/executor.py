@@ -35,6 +35,12 @@ class Captured:
 
     launches: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    shapes: dict[str, list[list[int] | None]] = field(default_factory=dict)  # the entry's arguments
+
+    def add(self, case: str, reply: dict[str, Any]) -> None:
+        """One case's capture (WorkerClient.capture's reply)."""
+        self.launches[case] = reply["launches"]
+        self.shapes[case] = reply["shapes"]
 
 
 class Executor(Protocol):

@@ -109,6 +109,7 @@ class Search:
                 stop = "the strategies have nothing left to propose" if state.history else NOTHING_TO_TUNE
             quiet_rounds = 0 if improved else quiet_rounds + 1
         self.store.log_event("stopped", {"reason": stop, "round": state.round})
+        self._finish(state)
         final = self._final_verdict(state.best, base_verdict)
         return SearchResult(baseline=base_verdict, best=state.best, best_verdict=final, tried=self._tried(state),
                             rounds=state.round, stop_reason=stop, wall_s=time.monotonic() - t0,
@@ -148,6 +149,7 @@ class Search:
         """The baseline's launches per case, so strategies can replay computed launch values."""
         captured = self.executor.capture(None)
         state.captured = captured.launches
+        state.case_shapes = captured.shapes
         self.store.log_event("captured", {"launches": {k: len(v) for k, v in captured.launches.items()},
                                           "failures": captured.failures})
 
@@ -250,6 +252,19 @@ class Search:
                     out.append(c)
         return out[:want]
 
+    def _finish(self, state: SearchState) -> None:
+        """What strategies combine from the search's results (a per-shape dispatch), judged
+        once it has stopped, outside its budget and time, by the same rules as any candidate."""
+        seen = {o.candidate.key for o in state.history} | {state.best.key}
+        proposals = [c for s in self.strategies for c in s.finish(state)
+                     if c.key not in seen and self.store.evaluation(c.key) is None]
+        if not proposals:
+            return
+        self.store.log_event("finish", {"round": state.round + 1, "proposed": [c.key for c in proposals]})
+        self.observe("round", {"round": state.round + 1, "proposed": len(proposals)})
+        self.store.add_candidates(proposals, state.round + 1)
+        self._evaluate_all(state, proposals, time.monotonic())
+
     def _finish_pending(self, state: SearchState) -> None:
         """Resume: judge what a killed run had proposed but not yet judged."""
         pending = [c for c in self.store.pending() if c.origin != BASELINE]
@@ -277,14 +292,14 @@ class Search:
         up = verdict.speedup.value if verdict.correct and verdict.speedup else None
         faster = bool(verdict.correct and verdict.speedup and verdict.speedup.ci_low > 1.0)
         better = faster and up is not None and up > state.best_speedup * (1 + self.config.min_gain)
-        better = better and not _regresses(verdict)
+        better = better and not any(cv.speedup and cv.speedup.regresses for cv in verdict.cases)
         if better and state.best.origin != BASELINE:
             better = self._confirm(c, self.path_of(c), state)
         # The verdict and the change of best land in one transaction: a kill before it
         # leaves the candidate pending, to be judged again in full on resume.
         self._record(c, verdict, judged.started, speedup=up, faster=faster, best=better)
         outcome = Outcome(candidate=c, status=verdict.status.value, speedup=up, faster=faster,
-                          message=verdict.message)
+                          message=verdict.message, cases=_case_speedups(verdict))
         state.history.append(outcome)
         for strategy in self.strategies:
             strategy.observe(outcome, state)
@@ -307,7 +322,7 @@ class Search:
     def _confirm(self, c: Candidate, path: Path, state: SearchState) -> bool:
         """Head to head against the best so far: faster overall, slower on no case."""
         ups = self.executor.head_to_head(path, self.path_of(state.best))
-        ok = _geomean([u.ci_low for u in ups]) > 1.0 and not any(_slower(u) for u in ups)
+        ok = _geomean([u.ci_low for u in ups]) > 1.0 and not any(u.regresses for u in ups)
         self.store.log_event("confirm", {"key": c.key, "against": state.best.key, "accepted": ok,
                                          "speedups": [u.__dict__ for u in ups]})
         return ok
@@ -385,17 +400,15 @@ def _case_results(verdict: Verdict) -> list[CaseResult]:
 
 
 def _outcome(c: Candidate, ev: dict[str, Any]) -> Outcome:
+    cases = _case_speedups(Verdict.from_json(ev["verdict"])) if ev.get("verdict") else {}
     return Outcome(candidate=c, status=ev["status"], speedup=ev.get("speedup"), faster=bool(ev.get("faster")),
-                   message=(ev.get("verdict") or {}).get("message", ""))
+                   message=(ev.get("verdict") or {}).get("message", ""), cases=cases)
 
 
-def _slower(up: Any) -> bool:
-    """Slower beyond noise by more than 2%: a regression no overall gain may buy."""
-    return up.ci_high < 0.98
-
-
-def _regresses(verdict: Verdict) -> bool:
-    return any(cv.speedup is not None and _slower(cv.speedup) for cv in verdict.cases)
+def _case_speedups(verdict: Verdict) -> dict[str, tuple[float, float, float]]:
+    if not verdict.correct:
+        return {}
+    return {cv.case: (cv.speedup.value, cv.speedup.ci_low, cv.speedup.ci_high) for cv in verdict.cases if cv.speedup}
 
 
 def _geomean(xs: list[float]) -> float:

@@ -26,6 +26,8 @@ class Outcome:
     speedup: float | None = None  # over the baseline (geometric mean over cases)
     faster: bool = False  # beyond noise, over the candidate it was compared with
     message: str = ""
+    # Per case label: (speedup over the baseline, its 95% interval low, high), when correct.
+    cases: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -60,6 +62,8 @@ class SearchState:
     # The launches the problem's own entry made, per case label: launch_capture records with
     # the host locals around each launch (what computed launch values are replayed from).
     captured: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The shapes of the entry's positional arguments per case label (None: not a tensor).
+    case_shapes: dict[str, list[list[int] | None]] = field(default_factory=dict)
     device: str = "cuda"
     round: int = 0
 
@@ -82,7 +86,8 @@ class SearchState:
 
 class Strategy(ABC):
     """A source of candidates. The loop asks `applies` once, then each round `propose`,
-    shows every judged candidate to `observe`, and records `describe_space` per round."""
+    shows every judged candidate to `observe`, and records `describe_space` per round;
+    once the search has stopped, `finish` may combine what it found."""
 
     name: ClassVar[str]  # also the `origin` of the candidates it proposes
 
@@ -100,3 +105,8 @@ class Strategy(ABC):
 
     def observe(self, outcome: Outcome, state: SearchState) -> None:
         """Called with each judged candidate, for strategies that learn as they go."""
+
+    def finish(self, state: SearchState) -> list[Candidate]:
+        """Candidates that combine the search's results (a per-shape dispatch, say), judged
+        after the search stops and outside its budget; [] for most strategies."""
+        return []

@@ -14,7 +14,8 @@ __all__ = ["available", "create", "register", "unregister"]
 
 StrategyFactory = Callable[[], Strategy]  # a Strategy subclass, or anything that builds one
 
-_BUILT_IN = {"launch_params": ("tritonforge.strategies.launch", "LaunchParamStrategy")}
+_BUILT_IN = {"launch_params": ("tritonforge.strategies.launch", "LaunchParamStrategy"),
+             "per_shape": ("tritonforge.strategies.per_shape", "PerShapeStrategy")}
 _registered: dict[str, StrategyFactory] = {}
 
 

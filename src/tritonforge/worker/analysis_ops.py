@@ -96,7 +96,8 @@ class AnalysisOps(CandidateCalls):
             records = capture_launches(entry, args, execute=False, stand_ins=not on_gpu)
         except Exception as e:
             raise CandidateFault(Status.ERROR, f"while capturing its launches: {one_line(e)}") from None
-        return {"launches": [r.to_json() for r in records]}
+        shapes = [list(a.shape) if isinstance(a, torch.Tensor) else None for a in args]
+        return {"launches": [r.to_json() for r in records], "shapes": shapes}
 
     def op_launched(self, req: dict[str, Any]) -> dict[str, Any]:
         """On a GPU: the facts of the kernels one call actually launched."""

@@ -113,10 +113,12 @@ class WorkerClient:
         req = {**_case_fields(problem, case, candidate), "op": "second_opinion", "seed": seed}
         return self._ask(req, timeout)
 
-    def capture(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> list[dict]:
-        """LaunchRecord.to_json() of each launch one call makes (recorded, not run), with the
-        host locals around it ("frames")."""
-        return self._ask({**_case_fields(problem, case, candidate), "op": "capture"}, timeout)["launches"]
+    def capture(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> dict[str, Any]:
+        """{"launches": LaunchRecord.to_json() of each launch one call makes (recorded, not run),
+        with the host locals around it ("frames"); "shapes": of the entry's positional
+        arguments (None where not a tensor)}."""
+        reply = self._ask({**_case_fields(problem, case, candidate), "op": "capture"}, timeout)
+        return {"launches": reply["launches"], "shapes": reply.get("shapes") or []}
 
     def analyze(self, problem: Problem, case: Case, candidate: Path | None, timeout: float) -> dict[str, Any]:
         """{"launches": [{"launch", "facts" or "error"}], "work": {"bytes", "declared_bytes",
