@@ -3,8 +3,9 @@
     python3 benchmarks/record_corpus.py benchmarks/results/2026-12-03-h200-s3 > benchmarks/results/2026-12-03-h200-s3.md
 
 The directory holds what benchmarks/gpu_session.py wrote for the corpus steps: session.json,
-logs/, runs/<problem>/{summary.json,report.md,best.diff,run.sqlite}, corpus_ratios.json.
-Every number below is read from those files; nothing is typed in.
+logs/, runs/<problem>/{summary.json,report.md,best.diff,run.sqlite}, corpus_ratios.json, and
+optionally NOTES.md (words written after the session, shown last). Every number in the tables
+is read from those files; nothing is typed in.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def failures(d: Path) -> list[str]:
     for st in json.loads((d / "session.json").read_text())["steps"]:
         if st.get("rc") not in (0, None):
             lines = [ln for ln in (d / "logs" / f"{st['step']}.log").read_text().splitlines() if ln.strip()]
-            rows.append(f"- `{st['step']}` (rc {st['rc']}): `{lines[-1][:400]}`")
+            last = lines[-1][:400].replace("`", "'")  # the message quotes code; keep the list item whole
+            rows.append(f"- `{st['step']}` (rc {st['rc']}): {last}")
     return rows
 
 
@@ -115,6 +117,8 @@ def main() -> None:
            "## Independent re-timing in one process (benchmarks/corpus_ratios.py)", "", *ratio_table(d), ""]
     if failures(d):
         out += ["## Steps that failed", "", *failures(d), ""]
+    if (d / "NOTES.md").exists():  # what the numbers alone do not say, written after the session
+        out += ["## Notes", "", (d / "NOTES.md").read_text().rstrip(), ""]
     print("\n".join(out))
 
 
