@@ -14,7 +14,10 @@ __all__ = ["available", "create", "register", "unregister"]
 
 StrategyFactory = Callable[[], Strategy]  # a Strategy subclass, or anything that builds one
 
-_BUILT_IN = {"launch_params": ("tritonforge.strategies.launch", "LaunchParamStrategy"),
+# In the order a default run asks them each round: the few recipe rewrites first, so that a
+# round of launch moves cannot crowd them out.
+_BUILT_IN = {"recipes": ("tritonforge.strategies.recipes", "RecipeStrategy"),
+             "launch_params": ("tritonforge.strategies.launch", "LaunchParamStrategy"),
              "per_shape": ("tritonforge.strategies.per_shape", "PerShapeStrategy")}
 _registered: dict[str, StrategyFactory] = {}
 
@@ -41,7 +44,7 @@ def available() -> list[str]:
 def create(names: list[str] | None = None) -> list[Strategy]:
     """A fresh instance of each named strategy, in the order given; None: every one
     registered. Raises ValueError for an unknown name."""
-    names = available() if names is None else list(names)
+    names = [*_BUILT_IN, *sorted(_registered.keys() - _BUILT_IN.keys())] if names is None else list(names)
     unknown = [n for n in names if n not in _BUILT_IN and n not in _registered]
     if unknown:
         raise ValueError(f"unknown strategy {', '.join(map(repr, unknown))}; known: {', '.join(available())}")

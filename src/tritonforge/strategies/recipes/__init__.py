@@ -1,0 +1,7 @@
+"""Rewrite recipes: source transformations that launch parameters cannot make (a tile order,
+and more to come), one file each behind `Recipe`, offered to the search by `RecipeStrategy`."""
+
+from tritonforge.strategies.recipes.base import Recipe, Rewrite
+from tritonforge.strategies.recipes.strategy import RECIPES, RecipeStrategy
+
+__all__ = ["RECIPES", "Recipe", "RecipeStrategy", "Rewrite"]

@@ -1,0 +1,22 @@
+"""What a rewrite recipe is: a named source transformation that keeps the entry's name and
+signature, and says in words why it does not apply where it does not."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    source: str  # the whole file, rewritten
+    note: str  # what changed, for the candidate's description
+
+
+class Recipe(ABC):
+    name: ClassVar[str]  # recorded in the candidates it makes (params["recipes"])
+
+    @abstractmethod
+    def rewrite(self, source: str, entry: str) -> Rewrite | str:
+        """The file rewritten, or one line saying why this recipe does not apply to it."""

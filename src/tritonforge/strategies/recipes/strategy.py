@@ -1,0 +1,42 @@
+"""The recipes as one strategy: each round, every recipe not yet in the best file is tried on
+it, one candidate per recipe; the launch-parameter search then tunes whichever wins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tritonforge.strategies.base import Candidate, SearchState, Strategy
+from tritonforge.strategies.recipes.base import Recipe, Rewrite
+from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
+
+RECIPES: list[type[Recipe]] = [GroupedTileOrder]
+
+
+class RecipeStrategy(Strategy):
+    name = "recipes"
+
+    def __init__(self, recipes: list[Recipe] | None = None) -> None:
+        self.recipes = recipes if recipes is not None else [cls() for cls in RECIPES]
+        self._space: dict[str, Any] | None = None
+
+    def applies(self, source: str, entry: str) -> bool:
+        return any(isinstance(r.rewrite(source, entry), Rewrite) for r in self.recipes)
+
+    def propose(self, state: SearchState, limit: int) -> list[Candidate]:
+        done = list(state.best.params.get("recipes", [])) if state.best.origin == self.name else []
+        out, why_not = [], {}
+        for recipe in self.recipes:
+            if recipe.name in done:
+                why_not[recipe.name] = "already in the best file"
+                continue
+            result = recipe.rewrite(state.best.source, state.entry)
+            if isinstance(result, str):
+                why_not[recipe.name] = result
+                continue
+            out.append(Candidate(result.source, self.name, params={"recipes": [*done, recipe.name]},
+                                 parent=state.best.key, description=f"recipe {recipe.name}: {result.note}"))
+        self._space = {"proposed": [c.params["recipes"][-1] for c in out], "not_applied": why_not}
+        return out[:limit]
+
+    def describe_space(self) -> dict[str, Any] | None:
+        return self._space

@@ -1,0 +1,78 @@
+"""Rewrite recipes (`-k recipe`): each on a kernel where it applies (the result correct in
+Triton's interpreter) and on kernels where it must refuse, with the reason; the strategy that
+offers them to the search."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import EXAMPLES, FIXTURES, ROOT
+from tritonforge.commands.optimize import OptimizeOptions, optimize
+from tritonforge.commands.session import Session, SessionOptions
+from tritonforge.domain.candidate import Candidate
+from tritonforge.evaluate.evaluator import EvalOptions
+from tritonforge.search.loop import SearchConfig
+from tritonforge.store import RunStore
+from tritonforge.strategies.base import SearchState
+from tritonforge.strategies.recipes import RecipeStrategy, Rewrite
+from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
+from tritonforge.worker.timing import TimingConfig
+
+MM_2D = FIXTURES / "problems" / "styles" / "matmul_2d_grid.py"
+CPU = EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=1))
+
+
+def test_recipe_tile_order_groups_a_2d_tiled_matmul_and_stays_correct(tmp_path):
+    result = GroupedTileOrder().rewrite(MM_2D.read_text(), "mm")
+    assert isinstance(result, Rewrite) and "groups of 8" in result.note
+    assert "pid_n, pid_m = tl.swizzle2d(tl.program_id(1), tl.program_id(0)," in result.source
+    assert len(result.source.splitlines()) == len(MM_2D.read_text().splitlines())  # lines keep their numbers
+    path = tmp_path / "grouped.py"
+    path.write_text(result.source)
+    with Session(MM_2D, SessionOptions(evaluation=CPU)) as session:
+        assert session.evaluator.evaluate(path).correct  # 11 x 3 tiles, a remainder group: every tile once
+
+
+def test_recipe_tile_order_rewrites_the_example_matmul():
+    result = GroupedTileOrder().rewrite((EXAMPLES / "matmul.py").read_text(), "matmul")
+    assert isinstance(result, Rewrite) and result.note.startswith("matmul_kernel:")
+
+
+@pytest.mark.parametrize("path, why", [
+    (EXAMPLES / "vector_add.py", "no tl.dot"),
+    (ROOT / "benchmarks" / "corpus" / "matmul_dtype_configs.py", "do not come from tl.program_id(0) and tl.program_id(1)"),
+])
+def test_recipe_tile_order_refuses_what_it_cannot_reorder(path, why):
+    result = GroupedTileOrder().rewrite(path.read_text(), "x")
+    assert isinstance(result, str) and why in result
+
+
+def test_recipe_tile_order_refuses_a_kernel_that_reads_its_ids_again_or_is_grouped_already():
+    source = MM_2D.read_text()
+    again = source.replace("    acc = tl.zeros(", "    rm = rm + 0 * tl.program_id(0)\n    acc = tl.zeros(")
+    assert "reads program ids elsewhere too" in GroupedTileOrder().rewrite(again, "mm")
+    grouped = GroupedTileOrder().rewrite(source, "mm").source
+    assert "already reorders its tiles" in GroupedTileOrder().rewrite(grouped, "mm")
+
+
+def _state(best: Candidate) -> SearchState:
+    return SearchState(problem_path=str(MM_2D), entry="mm", baseline_source=MM_2D.read_text(), best=best)
+
+
+def test_recipe_strategy_offers_each_recipe_once_and_says_why_not():
+    strategy = RecipeStrategy()
+    assert strategy.applies(MM_2D.read_text(), "mm") and not strategy.applies((EXAMPLES / "softmax.py").read_text(), "softmax")
+    [grouped] = strategy.propose(_state(Candidate(MM_2D.read_text(), "baseline")), 4)
+    assert grouped.origin == "recipes" and grouped.params == {"recipes": ["tile_order"]}
+    assert strategy.propose(_state(grouped), 4) == []
+    assert strategy.describe_space()["not_applied"] == {"tile_order": "already in the best file"}
+
+
+@pytest.mark.slow
+def test_recipe_then_launch_values_in_one_run(tmp_path):
+    options = OptimizeOptions(out=tmp_path / "run", evaluation=CPU,
+                              search=SearchConfig(budget=4, minutes=None, per_round=4, patience=2))
+    optimize(MM_2D, options)
+    with RunStore.open(tmp_path / "run" / "run.sqlite") as store:
+        judged = {c.origin: ev["status"] for c, ev in store.judged()}
+    assert judged.get("recipes") == "correct" and "launch_params" in judged
