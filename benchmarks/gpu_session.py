@@ -41,6 +41,9 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         ("env", ["bash", "-c", "nvidia-smi; python3 -c 'import torch, triton, numpy; "
                  "print(torch.__version__, triton.__version__, numpy.__version__)'; ncu --version | tail -1"], 5),
         ("matmul_probe", [PY, "benchmarks/matmul_probe.py", str(out / "matmul_probe.json")], 40),
+        # Why the evaluator's and do_bench's speedups differ (issue 12): one pair, protocol by protocol.
+        ("timing_protocol", [PY, "benchmarks/timing_protocol.py", str(out / "timing_protocol.json"),
+                             "--seconds", "90"], 120),
     ]
     # The real-world-style corpus first (issue 11), then the examples, each with the default budget.
     for name in CORPUS:
@@ -79,7 +82,8 @@ def pack(out: Path, to: Path) -> None:
                 if (path / f).exists():
                     tar.add(path / f, arcname=f"{path.name}/{f}")
         tar.add(out / "logs", arcname="logs")
-        for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json"):
+        for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json",
+                      "timing_protocol.json"):
             if (out / extra).exists():
                 tar.add(out / extra, arcname=extra)
     part.replace(to)

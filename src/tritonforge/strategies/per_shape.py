@@ -58,7 +58,10 @@ class PerShapeStrategy(Strategy):
             mine = who.key == best_key
             variants.append(Variant(None if mine else who.source, cond, who.description))
             conditions.append(f"{cond or 'otherwise'}: {'the best' if mine else who.description}")
-        source = dispatch_source(state.best.source, state.entry, variants)
+        try:
+            source = dispatch_source(state.best.source, state.entry, variants)
+        except (ValueError, SyntaxError):  # an entry that is not a plain function: nothing to redefine
+            return []
         return [Candidate(source, self.name, params={"by": plan.expression}, parent=best_key,
                           description="per shape: " + "; ".join(conditions))]
 

@@ -20,7 +20,7 @@ class RecipeStrategy(Strategy):
         self._space: dict[str, Any] | None = None
 
     def applies(self, source: str, entry: str) -> bool:
-        return any(isinstance(r.rewrite(source, entry), Rewrite) for r in self.recipes)
+        return any(isinstance(_try(r, source, entry), Rewrite) for r in self.recipes)
 
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         done = list(state.best.params.get("recipes", [])) if state.best.origin == self.name else []
@@ -29,7 +29,7 @@ class RecipeStrategy(Strategy):
             if recipe.name in done:
                 why_not[recipe.name] = "already in the best file"
                 continue
-            result = recipe.rewrite(state.best.source, state.entry)
+            result = _try(recipe, state.best.source, state.entry)
             if isinstance(result, str):
                 why_not[recipe.name] = result
                 continue
@@ -40,3 +40,12 @@ class RecipeStrategy(Strategy):
 
     def describe_space(self) -> dict[str, Any] | None:
         return self._space
+
+
+def _try(recipe: Recipe, source: str, entry: str) -> Rewrite | str:
+    """A recipe that fails on a file it did not expect costs the run that recipe, not the run;
+    the failure stays in the round's record (describe_space)."""
+    try:
+        return recipe.rewrite(source, entry)
+    except Exception as e:  # noqa: BLE001
+        return f"the recipe failed on this file: {type(e).__name__}: {e}"
