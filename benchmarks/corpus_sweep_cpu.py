@@ -37,6 +37,17 @@ def judged(db: Path) -> tuple[Counter, str]:
     return verdicts, best.origin
 
 
+def versions() -> str:
+    import platform
+
+    import numpy
+    import torch
+    import triton
+
+    return (f"CPU only ({platform.machine()}, {platform.python_implementation()} {platform.python_version()}); "
+            f"torch {torch.__version__}, triton {triton.__version__}, numpy {numpy.__version__}.")
+
+
 def main() -> None:
     outdir = Path(sys.argv[1])
     budget = int(sys.argv[sys.argv.index("--budget") + 1]) if "--budget" in sys.argv else 8
@@ -50,6 +61,7 @@ def main() -> None:
         rows.append(f"| {path.stem} | {rc} | {secs:.0f} | {seen} | {best} | {why.replace('|', '/')} |")
         print(rows[-1], file=sys.stderr, flush=True)
     print(f"# Corpus sweep in Triton's interpreter, {time.strftime('%Y-%m-%d')}\n")
+    print(f"{versions()}\n")
     print(f"`python3 benchmarks/corpus_sweep_cpu.py OUTDIR --budget {budget}`: each corpus problem through "
           f"`tritonforge optimize --device cpu --shapes test --budget {budget}` (default strategies). Interpreter "
           "timings decide which candidate wins here and say nothing about a GPU; what this shows is reach (which "
