@@ -53,7 +53,9 @@ def test_loop_finds_a_correct_drop_in_and_writes_the_run_files(tmp_path):
         assert store.info().state.value == "finished" if hasattr(store.info().state, "value") else True
         judged = store.judged()
         assert len(judged) == 6  # baseline + budget
-        assert {c.origin for c, _ in judged} == {"baseline", "launch_params"}
+        # per_shape may use the budget's last slot when the two cases were won by different candidates.
+        origins = {c.origin for c, _ in judged}
+        assert {"baseline", "launch_params"} <= origins <= {"baseline", "launch_params", "per_shape"}
         space = store.events("search_space")
         assert space and space[0]["data"]["space"]["tunables"]
         assert all(ev["environment"]["torch"] for _, ev in judged)

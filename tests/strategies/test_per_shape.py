@@ -159,7 +159,7 @@ def test_after_the_search_the_dispatch_keeps_each_case_at_its_winner(tmp_path):
         try:
             search = Search(executor=LocalExecutor(session.evaluator), store=store,
                             strategies=[_Wide(), PerShapeStrategy()], workdir=tmp_path, baseline_source=source,
-                            config=SearchConfig(budget=1, minutes=None, per_round=1))
+                            config=SearchConfig(budget=2, minutes=None, per_round=1))
             result = search.run()
         finally:
             store.close()

@@ -77,6 +77,7 @@ class Search:
         self.floor_ms = floor_ms
         self.profile = profile  # profiles the baseline and each new best; returns findings
         (self.workdir / "candidates").mkdir(parents=True, exist_ok=True)
+        self._reserved = 0  # budget slots kept for finishing strategies (see run)
 
     # --- files --------------------------------------------------------------------
     def path_of(self, c: Candidate) -> Path:
@@ -98,22 +99,32 @@ class Search:
         self._capture(state)
         self._profile(state, state.best)
         self._finish_pending(state)
-        stop, quiet_rounds = "", 0
-        while not stop:
-            stop = self._should_stop(state, t0, quiet_rounds)
-            if stop:
+        # A slot of the budget is kept for what strategies combine once the search stops (a
+        # per-shape dispatch needs two cases); if they have nothing, the search gets it back.
+        self._reserved = int(len(state.case_shapes) > 1 and any(_finishes(s) for s in self.strategies))
+        while True:
+            stop = self._search(state, t0)
+            if self._finish(state) or not self._reserved or not stop.startswith("budget"):
                 break
-            state.round += 1
-            improved = self._round(state, t0)
-            if improved is None:
-                stop = "the strategies have nothing left to propose" if state.history else NOTHING_TO_TUNE
-            quiet_rounds = 0 if improved else quiet_rounds + 1
+            self._reserved = 0
         self.store.log_event("stopped", {"reason": stop, "round": state.round})
-        self._finish(state)
         final = self._final_verdict(state.best, base_verdict)
         return SearchResult(baseline=base_verdict, best=state.best, best_verdict=final, tried=self._tried(state),
                             rounds=state.round, stop_reason=stop, wall_s=time.monotonic() - t0,
                             history=state.history)
+
+    def _search(self, state: SearchState, t0: float) -> str:
+        """Rounds until a stop rule holds; returns why it stopped."""
+        quiet_rounds = 0
+        while True:
+            stop = self._should_stop(state, t0, quiet_rounds)
+            if stop:
+                return stop
+            state.round += 1
+            improved = self._round(state, t0)
+            if improved is None:
+                return "the strategies have nothing left to propose" if state.history else NOTHING_TO_TUNE
+            quiet_rounds = 0 if improved else quiet_rounds + 1
 
     def _baseline(self, baseline: Candidate) -> Verdict:
         self.store.add_candidate(baseline, 0)
@@ -175,7 +186,7 @@ class Search:
 
     def _should_stop(self, state: SearchState, t0: float, quiet_rounds: int) -> str:
         c = self.config
-        if self._tried(state) >= c.budget:
+        if self._tried(state) >= c.budget - self._reserved:
             return f"budget of {c.budget} candidates spent"
         if self._out_of_time(t0):
             return f"time limit of {c.minutes:g} min reached"
@@ -223,7 +234,7 @@ class Search:
 
     def _round(self, state: SearchState, t0: float) -> bool | None:
         """True when the round found a new best; None when nothing was left to propose."""
-        want = min(self.config.per_round, self.config.budget - self._tried(state))
+        want = min(self.config.per_round, self.config.budget - self._reserved - self._tried(state))
         state.floors_ms = self.floor_ms() if self.floor_ms else {}
         proposals = self._propose(state, want)
         self.store.log_event("round", {"round": state.round, "proposed": [c.key for c in proposals],
@@ -252,18 +263,23 @@ class Search:
                     out.append(c)
         return out[:want]
 
-    def _finish(self, state: SearchState) -> None:
+    def _finish(self, state: SearchState) -> bool:
         """What strategies combine from the search's results (a per-shape dispatch), judged
-        once it has stopped, outside its budget and time, by the same rules as any candidate."""
+        once it has stopped, within the budget (its reserved slot) but not its time, by the
+        same rules as any candidate. False when there was nothing to judge."""
         seen = {o.candidate.key for o in state.history} | {state.best.key}
+        room = max(0, self.config.budget - self._tried(state))
         proposals = [c for s in self.strategies for c in s.finish(state)
-                     if c.key not in seen and self.store.evaluation(c.key) is None]
+                     if c.key not in seen and self.store.evaluation(c.key) is None][:room]
         if not proposals:
-            return
-        self.store.log_event("finish", {"round": state.round + 1, "proposed": [c.key for c in proposals]})
-        self.observe("round", {"round": state.round + 1, "proposed": len(proposals)})
-        self.store.add_candidates(proposals, state.round + 1)
+            return False
+        state.round += 1
+        self.store.log_event("round", {"round": state.round, "proposed": [c.key for c in proposals],
+                                       "best": state.best.key, "finish": True})
+        self.observe("round", {"round": state.round, "proposed": len(proposals)})
+        self.store.add_candidates(proposals, state.round)
         self._evaluate_all(state, proposals, time.monotonic())
+        return True
 
     def _finish_pending(self, state: SearchState) -> None:
         """Resume: judge what a killed run had proposed but not yet judged."""
@@ -403,6 +419,11 @@ def _outcome(c: Candidate, ev: dict[str, Any]) -> Outcome:
     cases = _case_speedups(Verdict.from_json(ev["verdict"])) if ev.get("verdict") else {}
     return Outcome(candidate=c, status=ev["status"], speedup=ev.get("speedup"), faster=bool(ev.get("faster")),
                    message=(ev.get("verdict") or {}).get("message", ""), cases=cases)
+
+
+def _finishes(strategy: Strategy) -> bool:
+    """Whether `strategy` has a finishing step of its own (see Strategy.finish)."""
+    return type(strategy).finish is not Strategy.finish
 
 
 def _case_speedups(verdict: Verdict) -> dict[str, tuple[float, float, float]]:

@@ -108,5 +108,6 @@ class Strategy(ABC):
 
     def finish(self, state: SearchState) -> list[Candidate]:
         """Candidates that combine the search's results (a per-shape dispatch, say), judged
-        after the search stops and outside its budget; [] for most strategies."""
+        after the search stops, in a slot of the budget kept for them; [] for most strategies.
+        Overriding it is what makes the loop keep that slot."""
         return []

@@ -4,7 +4,7 @@ each case at its own winner, chosen by a size of the entry's arguments.
 
 Nothing is proposed during the search; once it stops, `finish` proposes the dispatching file,
 which is judged like any candidate (correct on every case, faster beyond noise than the best
-head to head, slower than the baseline on none).
+head to head, slower than the baseline on none) in the budget slot the loop keeps for it.
 """
 
 from __future__ import annotations
