@@ -19,6 +19,7 @@ from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
 from tritonforge.worker.timing import TimingConfig
 
 MM_2D = FIXTURES / "problems" / "styles" / "matmul_2d_grid.py"
+MM_1D = FIXTURES / "problems" / "styles" / "matmul_1d_grid.py"
 CPU = EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=1))
 
 
@@ -33,6 +34,22 @@ def test_recipe_tile_order_groups_a_2d_tiled_matmul_and_stays_correct(tmp_path):
         assert session.evaluator.evaluate(path).correct  # 11 x 3 tiles, a remainder group: every tile once
 
 
+def test_recipe_tile_order_groups_a_1d_grid_split_by_floor_division_and_stays_correct(tmp_path):
+    result = GroupedTileOrder().rewrite(MM_1D.read_text(), "mm")
+    assert isinstance(result, Rewrite)
+    assert "pid_m, pid_n = tl.swizzle2d(pid // num_pid_n, pid % num_pid_n," in result.source
+    assert "num_pid_m, num_pid_n, 8)" in result.source
+    path = tmp_path / "grouped.py"
+    path.write_text(result.source)
+    with Session(MM_1D, SessionOptions(evaluation=CPU)) as session:
+        assert session.evaluator.evaluate(path).correct
+
+
+def test_recipe_tile_order_refuses_a_1d_grid_whose_tile_rows_it_cannot_find():
+    source = MM_1D.read_text().replace("    num_pid_m = tl.cdiv(M, BLOCK_M)\n", "")
+    assert "number of tile rows" in GroupedTileOrder().rewrite(source, "mm")
+
+
 def test_recipe_tile_order_rewrites_the_example_matmul():
     result = GroupedTileOrder().rewrite((EXAMPLES / "matmul.py").read_text(), "matmul")
     assert isinstance(result, Rewrite) and result.note.startswith("matmul_kernel:")
@@ -40,7 +57,7 @@ def test_recipe_tile_order_rewrites_the_example_matmul():
 
 @pytest.mark.parametrize("path, why", [
     (EXAMPLES / "vector_add.py", "no tl.dot"),
-    (ROOT / "benchmarks" / "corpus" / "matmul_dtype_configs.py", "do not come from tl.program_id(0) and tl.program_id(1)"),
+    (ROOT / "benchmarks" / "corpus" / "matmul_dtype_configs.py", "come neither from tl.program_id(0) and (1)"),
 ])
 def test_recipe_tile_order_refuses_what_it_cannot_reorder(path, why):
     result = GroupedTileOrder().rewrite(path.read_text(), "x")
@@ -50,7 +67,7 @@ def test_recipe_tile_order_refuses_what_it_cannot_reorder(path, why):
 def test_recipe_tile_order_refuses_a_kernel_that_reads_its_ids_again_or_is_grouped_already():
     source = MM_2D.read_text()
     again = source.replace("    acc = tl.zeros(", "    rm = rm + 0 * tl.program_id(0)\n    acc = tl.zeros(")
-    assert "reads program ids elsewhere too" in GroupedTileOrder().rewrite(again, "mm")
+    assert "come neither from" in GroupedTileOrder().rewrite(again, "mm")
     grouped = GroupedTileOrder().rewrite(source, "mm").source
     assert "already reorders its tiles" in GroupedTileOrder().rewrite(grouped, "mm")
 

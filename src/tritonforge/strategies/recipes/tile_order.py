@@ -2,10 +2,11 @@
 at the same time work on a group of neighbouring output tiles, so the input tiles they share
 stay in L2 instead of each being read again from memory.
 
-The kernel's two tile indices, read from `tl.program_id(0)` and `tl.program_id(1)` on
-consecutive lines, are replaced by `tl.swizzle2d` of the same two ids over the launch order
-(id 0 varies fastest), which visits every tile exactly once: the grid and the host code are
-left alone, and the file keeps its number of lines.
+Two ways kernels number their tiles are recognised: two ids, `tl.program_id(0)` and
+`tl.program_id(1)` on consecutive lines (a 2-D grid), and one id split on consecutive lines
+into `pid // num_pid_n` and `pid % num_pid_n` (a 1-D grid, row by row). Either pair of lines
+becomes one `tl.swizzle2d` over the launch order, which visits every tile exactly once: the
+grid and the host code are left alone, and the file keeps its number of lines.
 """
 
 from __future__ import annotations
@@ -24,45 +25,97 @@ class GroupedTileOrder(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
+        tl = next((n for n, home in ks.aliases.items() if home == "triton.language"), None)
         reasons = []
         for kernel in ks.kernels.values():
-            found = _tile_ids(ks, kernel)
+            found = _why_not(ks, kernel) or (_grid_2d(ks, kernel, tl) if _reads(ks, kernel) == 2 else None) \
+                or _grid_1d(ks, kernel, tl)
             if isinstance(found, str):
                 reasons.append(f"{kernel.name}: {found}")
                 continue
-            tl = next((n for n, home in ks.aliases.items() if home == "triton.language"), None)
-            if tl is None:
-                reasons.append(f"{kernel.name}: triton.language is not imported under a name")
-                continue
-            first, second = found
-            names = {_axis(ks, s.value): s.targets[0].id for s in found}
-            a, b = names[0], names[1]  # id 0 varies fastest in the launch order
-            prefix = f"{b}, {a} = {tl}.swizzle2d("
-            text = (f"{prefix}{tl}.program_id(1), {tl}.program_id(0),  # grouped tile order\n"
-                    f"{' ' * (first.col_offset + len(prefix))}{tl}.num_programs(1), {tl}.num_programs(0), {GROUP})")
-            edit = Edit(Place(first.lineno, first.col_offset, second.end_lineno, second.end_col_offset), text)
+            first, last, text = found
+            edit = Edit(Place(first.lineno, first.col_offset, last.end_lineno, last.end_col_offset), text)
             return Rewrite(apply_edits(source, [edit]), f"{kernel.name}: tiles in groups of {GROUP} (tl.swizzle2d)")
         return "; ".join(reasons) or "no Triton kernel in the file"
 
 
-def _tile_ids(ks: KernelSource, kernel: Kernel) -> tuple[ast.Assign, ast.Assign] | str:
-    """The two consecutive top-level assignments `x = tl.program_id(0)`, `y = tl.program_id(1)`
-    (either order), or why the kernel is not a 2-D tiled one this recipe can reorder."""
+Order = tuple[ast.stmt, ast.stmt, str]  # the first and last line replaced, and their new text
+
+
+def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
     if not any(ks.tl_op(n.func) == "dot" for n in ast.walk(kernel.fn) if isinstance(n, ast.Call)):
         return "no tl.dot: not a tiled product"
     if any(ks.tl_op(n.func) in ("swizzle2d", "num_programs") for n in ast.walk(kernel.fn) if isinstance(n, ast.Call)):
         return "already reorders its tiles (swizzle2d or num_programs)"
-    reads = [n for n in ast.walk(kernel.fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) == "program_id"]
+    return None
+
+
+def _reads(ks: KernelSource, kernel: Kernel) -> int:
+    return sum(1 for n in ast.walk(kernel.fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) == "program_id")
+
+
+def _two_lines(text_first: str, first: ast.stmt, prefix: str, rest: str) -> str:
+    return f"{prefix}{text_first},  # grouped tile order\n{' ' * (first.col_offset + len(prefix))}{rest})"
+
+
+def _grid_2d(ks: KernelSource, kernel: Kernel, tl: str | None) -> Order | None:
+    """`x = tl.program_id(0)` and `y = tl.program_id(1)` (either order) on consecutive lines."""
     body = kernel.fn.body
     for first, second in zip(body, body[1:]):
         pair = (first, second)
-        if all(_simple_id(ks, s) for s in pair) and {_axis(ks, s.value) for s in pair} == {0, 1}:
-            if len(reads) != 2:
-                return "reads program ids elsewhere too"
-            if second.lineno != first.end_lineno + 1:
-                return "its two program ids are not on consecutive lines"
-            return pair
-    return "its tiles do not come from tl.program_id(0) and tl.program_id(1) on consecutive lines"
+        if not (all(_simple_id(ks, s) for s in pair) and {_axis(ks, s.value) for s in pair} == {0, 1}):
+            continue
+        if second.lineno != first.end_lineno + 1 or tl is None:
+            return None
+        names = {_axis(ks, s.value): s.targets[0].id for s in pair}
+        a, b = names[0], names[1]  # id 0 varies fastest in the launch order
+        return first, second, _two_lines(f"{tl}.program_id(1), {tl}.program_id(0)", first,
+                                         f"{b}, {a} = {tl}.swizzle2d(", f"{tl}.num_programs(1), {tl}.num_programs(0), {GROUP}")
+    return None
+
+
+def _grid_1d(ks: KernelSource, kernel: Kernel, tl: str | None) -> Order | str:
+    """`m = pid // n_tiles` and `n = pid % n_tiles` (either order) on consecutive lines, where
+    `pid = tl.program_id(0)` is the only id read and one other tile count is computed."""
+    body = kernel.fn.body
+    pids = [s.targets[0].id for s in body if _simple_id(ks, s) and _axis(ks, s.value) == 0]
+    if _reads(ks, kernel) != 1 or len(pids) != 1:
+        return "its tiles come neither from tl.program_id(0) and (1) on consecutive lines nor from one id split by // and %"
+    pid = pids[0]
+    for first, second in zip(body, body[1:]):
+        split = {_split(s, pid) for s in (first, second)}
+        ops = {op for op, _ in (s for s in split if s)}
+        if None in split or ops != {"//", "%"} or len({n for _, n in split}) != 1:
+            continue
+        if second.lineno != first.end_lineno + 1 or tl is None:
+            return "its tile ids are not on consecutive lines"
+        per_row = next(iter(split))[1]
+        rows = [s.targets[0].id for s in body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id != per_row and _tile_count(ks, s.value)]
+        if len(rows) != 1:
+            return "cannot tell which computed value is its number of tile rows"
+        by_op = {_split(s, pid)[0]: s.targets[0].id for s in (first, second)}
+        return first, second, _two_lines(f"{pid} // {per_row}, {pid} % {per_row}", first,
+                                         f"{by_op['//']}, {by_op['%']} = {tl}.swizzle2d(", f"{rows[0]}, {per_row}, {GROUP}")
+    return "its tiles come neither from tl.program_id(0) and (1) on consecutive lines nor from one id split by // and %"
+
+
+def _split(stmt: ast.stmt, pid: str) -> tuple[str, str] | None:
+    """("//" or "%", the divisor's name) for `x = pid // n` or `x = pid % n`."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return None
+    v = stmt.value
+    if not (isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and v.left.id == pid
+            and isinstance(v.right, ast.Name) and isinstance(v.op, (ast.FloorDiv, ast.Mod))):
+        return None
+    return ("//" if isinstance(v.op, ast.FloorDiv) else "%"), v.right.id
+
+
+def _tile_count(ks: KernelSource, value: ast.AST) -> bool:
+    """`tl.cdiv(a, b)` or `(a + b - 1) // b`."""
+    if isinstance(value, ast.Call):
+        return ks.tl_op(value.func) == "cdiv"
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.FloorDiv) and isinstance(value.left, ast.BinOp)
 
 
 def _simple_id(ks: KernelSource, stmt: ast.stmt) -> bool:
