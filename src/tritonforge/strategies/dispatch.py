@@ -50,9 +50,10 @@ def dispatch_source(best: str, entry: str, variants: list[Variant]) -> str:
             continue
         k += 1
         suffix = f"_v{k}"
-        copied = _copied_names(best_tree, ast.parse(variant.source), entry)
+        tree = ast.parse(variant.source)
+        copied = _copied_names(best_tree, tree, entry)
         lines += ["", ""] + ([f"# version {k}: {variant.note}"] if variant.note else [])
-        lines.append(_renamed_code(ast.parse(variant.source), copied, suffix))
+        lines.append(_renamed_code(tree, copied, suffix))
         calls.append((variant.condition, f"{entry}{suffix}" if entry in copied else fallback))
     lines += ["", "", _dispatcher(entry_def, calls, fallback)]
     return "\n".join(lines) + "\n"
@@ -98,13 +99,19 @@ def _free_names(node: ast.AST) -> set[str]:
         outside = [*node.decorator_list] if not isinstance(node, ast.Lambda) else []
         outside += [d for d in [*a.defaults, *a.kw_defaults] if d is not None]
         body = node.body if isinstance(node.body, list) else [node.body]
-        local = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
-        local |= {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        inner = set().union(*(_free_names(s) for s in body)) - local
+        inner = set().union(*(_free_names(s) for s in body)) - _local_names(a, body)
         return inner | set().union(*(_free_names(d) for d in outside))
     if isinstance(node, ast.Name):
         return {node.id} if isinstance(node.ctx, ast.Load) else set()
     return set().union(*(_free_names(c) for c in ast.iter_child_nodes(node)))
+
+
+def _local_names(args: ast.arguments, body: list[ast.stmt]) -> set[str]:
+    """A function's parameters and the names it assigns, less those it declares global."""
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
+    declared = {n for stmt in body for g in ast.walk(stmt) if isinstance(g, ast.Global) for n in g.names}
+    stored = {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return (params | stored) - declared
 
 
 def _renamed_code(variant: ast.Module, copied: set[str], suffix: str) -> str:
@@ -134,14 +141,10 @@ class _Renamer(ast.NodeTransformer):
         return node
 
     def _scoped(self, node: ast.AST, args: ast.arguments, body: list[ast.AST]) -> ast.AST:
-        params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
-        declared = {n for stmt in body for g in ast.walk(stmt) if isinstance(g, ast.Global) for n in g.names}
-        stored = {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)
-                  and isinstance(n.ctx, ast.Store)}
         for default in [*args.defaults, *args.kw_defaults]:
             if default is not None:
                 self.visit(default)  # defaults are evaluated outside the function's scope
-        self.shadowed.append((params | stored) - declared)
+        self.shadowed.append(_local_names(args, body))
         for i, stmt in enumerate(body):
             body[i] = self.visit(stmt)
         self.shadowed.pop()

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy
+from tritonforge.strategies.base import Candidate, SearchState, Strategy, source_key
 from tritonforge.strategies.dispatch import Variant, dispatch_source
 
 MARGIN = 0.05  # a case's winner must beat the best there by this much, and beyond both intervals
@@ -88,19 +88,13 @@ def plan_dispatch(state: SearchState) -> Plan | None:
 
 
 def _contenders(state: SearchState, labels: list[str]) -> list[Contender]:
-    out = [Contender(_baseline_key(state), state.baseline_source, "the problem as given",
+    out = [Contender(source_key(state.baseline_source), state.baseline_source, "the problem as given",
                      {case: (1.0, 1.0, 1.0) for case in labels})]
     for o in state.history:
         if o.status == "correct" and all(case in o.cases for case in labels):
             out.append(Contender(o.candidate.key, o.candidate.source, o.candidate.description or o.candidate.key,
                                  o.cases))
     return out
-
-
-def _baseline_key(state: SearchState) -> str:
-    from tritonforge.domain.candidate import source_key
-
-    return source_key(state.baseline_source)
 
 
 def _winner(case: str, pool: list[Contender], best: Contender) -> Contender:

@@ -26,6 +26,8 @@ class GroupedTileOrder(Recipe):
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
         tl = next((n for n, home in ks.aliases.items() if home == "triton.language"), None)
+        if tl is None:
+            return "triton.language is not imported under a name"
         reasons = []
         for kernel in ks.kernels.values():
             found = _why_not(ks, kernel) or (_grid_2d(ks, kernel, tl) if _reads(ks, kernel) == 2 else None) \
@@ -58,14 +60,14 @@ def _two_lines(text_first: str, first: ast.stmt, prefix: str, rest: str) -> str:
     return f"{prefix}{text_first},  # grouped tile order\n{' ' * (first.col_offset + len(prefix))}{rest})"
 
 
-def _grid_2d(ks: KernelSource, kernel: Kernel, tl: str | None) -> Order | None:
+def _grid_2d(ks: KernelSource, kernel: Kernel, tl: str) -> Order | None:
     """`x = tl.program_id(0)` and `y = tl.program_id(1)` (either order) on consecutive lines."""
     body = kernel.fn.body
     for first, second in zip(body, body[1:]):
         pair = (first, second)
         if not (all(_simple_id(ks, s) for s in pair) and {_axis(ks, s.value) for s in pair} == {0, 1}):
             continue
-        if second.lineno != first.end_lineno + 1 or tl is None:
+        if second.lineno != first.end_lineno + 1:
             return None
         names = {_axis(ks, s.value): s.targets[0].id for s in pair}
         a, b = names[0], names[1]  # id 0 varies fastest in the launch order
@@ -74,7 +76,7 @@ def _grid_2d(ks: KernelSource, kernel: Kernel, tl: str | None) -> Order | None:
     return None
 
 
-def _grid_1d(ks: KernelSource, kernel: Kernel, tl: str | None) -> Order | str:
+def _grid_1d(ks: KernelSource, kernel: Kernel, tl: str) -> Order | str:
     """`m = pid // n_tiles` and `n = pid % n_tiles` (either order) on consecutive lines, where
     `pid = tl.program_id(0)` is the only id read and one other tile count is computed."""
     body = kernel.fn.body
@@ -87,7 +89,7 @@ def _grid_1d(ks: KernelSource, kernel: Kernel, tl: str | None) -> Order | str:
         ops = {op for op, _ in (s for s in split if s)}
         if None in split or ops != {"//", "%"} or len({n for _, n in split}) != 1:
             continue
-        if second.lineno != first.end_lineno + 1 or tl is None:
+        if second.lineno != first.end_lineno + 1:
             return "its tile ids are not on consecutive lines"
         per_row = next(iter(split))[1]
         rows = [s.targets[0].id for s in body if isinstance(s, ast.Assign) and len(s.targets) == 1
