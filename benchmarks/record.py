@@ -16,7 +16,7 @@ from pathlib import Path
 
 EXAMPLES = ["vector_add", "matmul", "softmax", "rmsnorm", "silu_mul", "col_sum"]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record_session import log_json, ncu_table  # noqa: E402  (the later sessions' page shares these)
+from record_session import added_lines, log_json, ncu_table  # noqa: E402  (the later sessions' page shares these)
 
 
 def optimize_table(d: Path) -> list[str]:
@@ -26,8 +26,7 @@ def optimize_table(d: Path) -> list[str]:
     for ex in EXAMPLES:
         s = json.loads((d / "runs" / ex / "summary.json").read_text())
         ups.append(s["speedup"]["value"])
-        diff = [ln[1:].strip() for ln in (d / "runs" / ex / "best.diff").read_text().splitlines()
-                if ln.startswith("+") and not ln.startswith("+++")]
+        diff = added_lines(d / "runs" / ex / "best.diff")
         for i, c in enumerate(s["cases"]):
             lo, hi = c["speedup_ci95"]
             first = i == 0

@@ -15,6 +15,9 @@ import math
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from record_session import added_lines  # noqa: E402  (the session pages share it)
+
 
 def _summaries(d: Path) -> dict[str, dict]:
     return {p.parent.name: json.loads(p.read_text()) for p in sorted((d / "runs").glob("*/summary.json"))}
@@ -52,8 +55,7 @@ def optimize_table(d: Path, summaries: dict[str, dict]) -> list[str]:
     ups = []
     for name, s in summaries.items():
         ups.append(s["speedup"]["value"])
-        diff = [ln[1:].strip() for ln in (d / "runs" / name / "best.diff").read_text().splitlines()
-                if ln.startswith("+") and not ln.startswith("+++")]
+        diff = added_lines(d / "runs" / name / "best.diff")
         for i, c in enumerate(s["cases"]):
             lo, hi = c["speedup_ci95"]
             first = i == 0

@@ -25,6 +25,11 @@ def log_json(path: Path) -> dict:
     return json.loads(text[text.index("\n{") + 1:])
 
 
+def added_lines(diff: Path) -> list[str]:
+    """The lines a run's best.diff adds, stripped: its best change in a table cell."""
+    return [ln[1:].strip() for ln in diff.read_text().splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+
+
 def summary(d: Path, name: str) -> dict | None:
     path = d / "runs" / name / "summary.json"
     return json.loads(path.read_text()) if path.exists() else None
@@ -54,8 +59,7 @@ def optimize_table(d: Path) -> list[str]:
         if s is None:
             continue
         ups.append(s["speedup"]["value"])
-        diff = [ln[1:].strip() for ln in (d / "runs" / ex / "best.diff").read_text().splitlines()
-                if ln.startswith("+") and not ln.startswith("+++")]
+        diff = added_lines(d / "runs" / ex / "best.diff")
         for i, c in enumerate(s["cases"]):
             lo, hi = c["speedup_ci95"]
             first = i == 0
