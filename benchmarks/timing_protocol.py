@@ -4,9 +4,10 @@ during each.
 
     python3 benchmarks/timing_protocol.py OUT.json [--seconds S]
 
-Pairs: a corpus matmul (compute bound, ~1.5 ms best) and a corpus vector add at a size
-where one call takes a few microseconds. The best of each is the corpus file with the edit
-its optimize run found (benchmarks/results/2026-12-03-h200-s3), applied here as text.
+Pairs: a corpus matmul at two sizes (compute bound) and a corpus vector add at a size where
+one call takes a few microseconds and at 2^28 elements. The best of each is the corpus file
+with the edit its optimize run found (benchmarks/results/2026-12-03-h200-s3), applied here as
+text.
 
 Protocols (each alternates baseline and best over three rounds unless it says otherwise):
 - do_bench: `triton.testing.do_bench` median, same inputs (the second opinion);
@@ -15,15 +16,20 @@ Protocols (each alternates baseline and best over three rounds unless it says ot
 - evaluator_same_inputs: the same, but one set of inputs for every repetition;
 - evaluator_blocked: `measure` on one function at a time (no call-by-call alternation);
 - evaluator_queued: the evaluator's loop with a GPU sleep queued before each start event,
-  so the GPU is never waiting on the host when the timed call begins.
+  so the GPU is never waiting on the host when the timed call begins;
+- evaluator_gap: the evaluator's loop with the GPU idle 2 ms before each timed call (does a
+  rest, as a slow baseline gives the best that follows it, raise the clock?);
+- do_bench_cudagraph: `triton.testing.do_bench_cudagraph` (no launch overhead at all).
+The SM clock and power are sampled with `nvidia-smi` every 20 ms, per function for do_bench
+(which times one function at a time) and per protocol otherwise.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -38,49 +44,52 @@ from tritonforge.problem.module import ProblemModule, import_file  # noqa: E402
 from tritonforge.worker import timing  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "corpus"
-PAIRS = {
-    "vector_add_is_cuda": ({"n": 98432}, ("BLOCK_SIZE = 64\n", "BLOCK_SIZE = 1024\n")),
-    "matmul_dtype_configs": ({"M": 8192, "N": 8192, "K": 8192},
-                             ('{"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8,\n'
-                              '                    "num_warps": 4, "num_stages": 1}',
-                              '{"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,\n'
-                              '                    "num_warps": 8, "num_stages": 4}')),
-}
+_ADD_EDIT = ("BLOCK_SIZE = 64\n", "BLOCK_SIZE = 1024\n")
+_MATMUL_EDIT = ('{"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 32, "BLOCK_SIZE_K": 32, "GROUP_SIZE_M": 8,\n'
+                '                    "num_warps": 4, "num_stages": 1}',
+                '{"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 8,\n'
+                '                    "num_warps": 8, "num_stages": 4}')
+PAIRS = [  # (label, corpus file, case, (text in the baseline, text in the best))
+    ("add_98432", "vector_add_is_cuda", {"n": 98432}, _ADD_EDIT),
+    ("matmul_8192", "matmul_dtype_configs", {"M": 8192, "N": 8192, "K": 8192}, _MATMUL_EDIT),
+    ("matmul_4096", "matmul_dtype_configs", {"M": 4096, "N": 4096, "K": 4096}, _MATMUL_EDIT),
+    ("add_2p28", "vector_add_is_cuda", {"n": 1 << 28}, _ADD_EDIT),
+]
 
 
 class Sampler:
-    """SM clock (MHz) and power (mW) every 10 ms while a protocol runs, where NVML is there."""
-
-    def __init__(self) -> None:
-        self.clocks: list[float] = []
-        self.power: list[float] = []
-        self.error = ""
-        self._stop = threading.Event()
+    """SM clock (MHz) and power (W) every 20 ms from `nvidia-smi`, while a block runs."""
 
     def __enter__(self) -> "Sampler":
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self.error = ""
+        try:
+            self._proc = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw",
+                                           "--format=csv,noheader,nounits", "-lms", "20"],
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        except OSError as e:  # no nvidia-smi: the protocols still run
+            self._proc, self.error = None, f"{type(e).__name__}: {e}"
         return self
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.clocks.append(float(torch.cuda.clock_rate()))
-                self.power.append(float(torch.cuda.power_draw()))
-            except Exception as e:  # no pynvml: the protocols still run
-                self.error = f"{type(e).__name__}: {e}"
-                return
-            time.sleep(0.01)
-
     def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        self._thread.join()
+        self.clocks: list[float] = []
+        self.power: list[float] = []
+        if self._proc is None:
+            return
+        self._proc.terminate()
+        out, _ = self._proc.communicate()
+        for line in out.splitlines():
+            try:
+                clock, power = (float(x) for x in line.split(","))
+            except ValueError:
+                continue
+            self.clocks.append(clock)
+            self.power.append(power)
 
     def to_json(self) -> dict:
         med = (lambda xs: statistics.median(xs) if xs else None)
         return {"sm_clock_mhz_median": med(self.clocks), "sm_clock_mhz_min": min(self.clocks, default=None),
-                "power_w_median": med(self.power) and med(self.power) / 1000, "samples": len(self.clocks),
-                "error": self.error}
+                "power_w_median": med(self.power), "power_w_max": max(self.power, default=None),
+                "samples": len(self.clocks), "error": self.error}
 
 
 def queued_measure(fns: list[Callable], inputs: Callable[[int], list[tuple]], reps: int) -> list[list[float]]:
@@ -101,7 +110,42 @@ def queued_measure(fns: list[Callable], inputs: Callable[[int], list[tuple]], re
     return [[s.elapsed_time(e) for s, e in zip(starts[i], ends[i])] for i in range(len(fns))]
 
 
-def protocols(pm: ProblemModule, case: Any, fns: list[Callable]) -> dict[str, Callable[[], list[float]]]:
+def gap_measure(fns: list[Callable], inputs: Callable[[int], list[tuple]], reps: int) -> list[list[float]]:
+    """The evaluator's loop, the GPU left idle ~2 ms before each timed call."""
+    flush = timing._L2Flusher("cuda")
+    samples: list[list[float]] = [[] for _ in fns]
+    for rep in range(reps):
+        per_fn = inputs(rep)
+        for i in timing._order(len(fns), rep):
+            flush()
+            torch.cuda.synchronize()
+            time.sleep(0.002)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fns[i](*per_fn[i])
+            end.record()
+            end.synchronize()
+            samples[i].append(start.elapsed_time(end))
+    return samples
+
+
+def do_bench_each(fns: list[Callable], args: tuple, clocks: list) -> list[float]:
+    """do_bench one function at a time, the clock sampled during each."""
+    times = []
+    for f in fns:
+        with Sampler() as sampler:
+            times.append(triton.testing.do_bench(lambda: f(*args), return_mode="median"))
+        clocks.append(sampler.to_json())
+    return times
+
+
+def cudagraph(fns: list[Callable], args: tuple) -> list[float]:
+    with torch.cuda.stream(torch.cuda.Stream()):
+        return [triton.testing.do_bench_cudagraph(lambda: f(*args), return_mode="median") for f in fns]
+
+
+def protocols(pm: ProblemModule, case: Any, fns: list[Callable],
+              clocks: list) -> dict[str, Callable[[], list[float]]]:
     same = pm.make_args(case, 0, "cuda")
 
     def fresh(rep: int) -> list[tuple]:
@@ -113,28 +157,30 @@ def protocols(pm: ProblemModule, case: Any, fns: list[Callable]) -> dict[str, Ca
 
     cfg = timing.TimingConfig()
     return {
-        "do_bench": lambda: [triton.testing.do_bench(lambda: f(*same), return_mode="median") for f in fns],
+        "do_bench": lambda: do_bench_each(fns, same, clocks),
         "evaluator": lambda: medians(timing.measure(fns, "cuda", cfg, fresh).samples),
         "evaluator_same_inputs": lambda: medians(timing.measure(fns, "cuda", cfg, lambda rep: [same, same]).samples),
         "evaluator_blocked": lambda: [statistics.median(timing.measure([f], "cuda", cfg, lambda r: [fresh(r)[0]])
                                                         .samples[0]) for f in fns],
         "evaluator_queued": lambda: medians(queued_measure(fns, fresh, 200)),
+        "evaluator_gap": lambda: medians(gap_measure(fns, fresh, 60)),
+        "do_bench_cudagraph": lambda: cudagraph(fns, same),
     }
 
 
-def run_pair(name: str, params: dict, edit: tuple[str, str], deadline: float) -> dict:
+def run_pair(label: str, name: str, params: dict, edit: tuple[str, str], deadline: float) -> dict:
     path = CORPUS / f"{name}.py"
     source = path.read_text()
     assert edit[0] in source, f"{path}: the edit's text is not there"
-    best_path = Path(f"/tmp/timing_protocol_{name}_best.py")
+    best_path = Path(f"/tmp/timing_protocol_{label}_best.py")
     best_path.write_text(source.replace(edit[0], edit[1]))
     pm = ProblemModule(path)
     case = next(c for c in pm.cases()[0] if c.params == params)
-    fns = [getattr(import_file(p, f"tp_{name}_{i}"), pm.entry_name) for i, p in enumerate((path, best_path))]
+    fns = [getattr(import_file(p, f"tp_{label}_{i}"), pm.entry_name) for i, p in enumerate((path, best_path))]
     result: dict = {"case": case.label}
-    for label, protocol in protocols(pm, case, fns).items():
+    for protocol_name, protocol in protocols(pm, case, fns, clocks := []).items():
         if time.monotonic() > deadline:
-            result[label] = {"skipped": "deadline"}
+            result[protocol_name] = {"skipped": "deadline"}
             continue
         rounds = []
         with Sampler() as sampler:
@@ -142,9 +188,11 @@ def run_pair(name: str, params: dict, edit: tuple[str, str], deadline: float) ->
                 rounds.append(protocol())
         base = statistics.median(r[0] for r in rounds)
         best = statistics.median(r[1] for r in rounds)
-        result[label] = {"baseline_ms": base, "best_ms": best, "speedup": base / best, "rounds": rounds,
-                         "gpu": sampler.to_json()}
-        print(name, label, json.dumps(result[label]), flush=True)
+        result[protocol_name] = {"baseline_ms": base, "best_ms": best, "speedup": base / best, "rounds": rounds,
+                                 "gpu": sampler.to_json()}
+        if protocol_name == "do_bench":
+            result[protocol_name]["gpu_per_function"] = clocks[:2]
+        print(label, protocol_name, json.dumps(result[protocol_name]), flush=True)
     return result
 
 
@@ -154,11 +202,11 @@ def main() -> None:
     deadline = time.monotonic() + seconds
     result: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
                     "date": time.strftime("%Y-%m-%d %H:%M:%S")}
-    for name, (params, edit) in PAIRS.items():
+    for label, name, params, edit in PAIRS:
         try:
-            result[name] = run_pair(name, params, edit, deadline)
+            result[label] = run_pair(label, name, params, edit, deadline)
         except Exception as e:  # one pair's failure must not cost the other's numbers
-            result[name] = {"error": f"{type(e).__name__}: {e}"}
+            result[label] = {"error": f"{type(e).__name__}: {e}"}
         out.write_text(json.dumps(result, indent=2))
 
 
