@@ -9,17 +9,17 @@ one call takes a few microseconds and at 2^28 elements. The best of each is the 
 with the edit its optimize run found (benchmarks/results/2026-12-03-h200-s3), applied here as
 text.
 
-Protocols (each alternates baseline and best over three rounds unless it says otherwise):
+Protocols (three rounds each, baseline then best in each round):
 - do_bench: `triton.testing.do_bench` median, same inputs (the second opinion);
-- evaluator: `worker.timing.measure` as the evaluator calls it (fresh inputs every
-  repetition, baseline and best alternating call by call, L2 flushed before each call);
-- evaluator_same_inputs: the same, but one set of inputs for every repetition;
-- evaluator_blocked: `measure` on one function at a time (no call-by-call alternation);
-- evaluator_queued: the evaluator's loop with a GPU sleep queued before each start event,
-  so the GPU is never waiting on the host when the timed call begins;
-- evaluator_gap: the evaluator's loop with the GPU idle 2 ms before each timed call (does a
-  rest, as a slow baseline gives the best that follows it, raise the clock?);
+- alternating: the evaluator's loop until this experiment (fresh inputs every call, baseline
+  and best alternating call by call, L2 flushed before each call);
+- evaluator: `worker.timing.measure` as the evaluator calls it now (alternating bursts,
+  each after an untimed heat of the same function), and variants: no heat (heat0), 100 ms
+  of heat (heat100), bursts of 100 ms (burst100);
 - do_bench_cudagraph: `triton.testing.do_bench_cudagraph` (no launch overhead at all).
+A settling trace follows: per-call times of the best after 100 ms of the baseline.
+The first run (timing_protocol_1.json) also had: the same inputs every call, one function at
+a time, a GPU sleep queued before each call, and a 2 ms idle gap before each call.
 The SM clock and power are sampled with `nvidia-smi` every 20 ms, per function for do_bench
 (which times one function at a time) and per protocol otherwise.
 """
@@ -92,17 +92,23 @@ class Sampler:
                 "samples": len(self.clocks), "error": self.error}
 
 
-def queued_measure(fns: list[Callable], inputs: Callable[[int], list[tuple]], reps: int) -> list[list[float]]:
-    """The evaluator's loop with `torch.cuda._sleep` queued ahead of each start event."""
+def alternating_measure(fns: list[Callable], inputs: Callable[[int, int], tuple],
+                        cfg: timing.TimingConfig) -> list[list[float]]:
+    """The evaluator's loop until this experiment: one call of each function in turn."""
     flush = timing._L2Flusher("cuda")
+    warm = [inputs(-1, i) for i in range(len(fns))]
+    estimate = max(timing._estimate_ms(f, a, flush) for f, a in zip(fns, warm))
+    for _ in range(min(100, max(1, int(cfg.warmup_ms / estimate)))):
+        for f, a in zip(fns, warm):
+            f(*a)
+    reps = int(min(cfg.max_reps, max(cfg.min_reps, cfg.rep_ms / max(estimate, 1e-3))))
     starts = [[torch.cuda.Event(enable_timing=True) for _ in range(reps)] for _ in fns]
     ends = [[torch.cuda.Event(enable_timing=True) for _ in range(reps)] for _ in fns]
     for rep in range(reps):
-        per_fn = inputs(rep)
+        per_fn = [inputs(rep, i) for i in range(len(fns))]
         outs = []
         for i in timing._order(len(fns), rep):
             flush()
-            torch.cuda._sleep(200_000)  # ~0.1 ms of GPU time: the host gets ahead
             starts[i][rep].record()
             outs.append(fns[i](*per_fn[i]))
             ends[i][rep].record()
@@ -110,23 +116,22 @@ def queued_measure(fns: list[Callable], inputs: Callable[[int], list[tuple]], re
     return [[s.elapsed_time(e) for s, e in zip(starts[i], ends[i])] for i in range(len(fns))]
 
 
-def gap_measure(fns: list[Callable], inputs: Callable[[int], list[tuple]], reps: int) -> list[list[float]]:
-    """The evaluator's loop, the GPU left idle ~2 ms before each timed call."""
+def settling(fns: list[Callable], args: tuple, before_ms: float = 100, after_ms: float = 200) -> list[list[float]]:
+    """The baseline for `before_ms`, then per-call times of the best for `after_ms`, each call
+    after a flush: [ms since the best started, that call's ms]."""
     flush = timing._L2Flusher("cuda")
-    samples: list[list[float]] = [[] for _ in fns]
-    for rep in range(reps):
-        per_fn = inputs(rep)
-        for i in timing._order(len(fns), rep):
-            flush()
-            torch.cuda.synchronize()
-            time.sleep(0.002)
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fns[i](*per_fn[i])
-            end.record()
-            end.synchronize()
-            samples[i].append(start.elapsed_time(end))
-    return samples
+    est = [timing._estimate_ms(f, args, flush) for f in fns]
+    timing._run_for(fns[0], args, flush, before_ms, est[0])
+    n = max(1, int(after_ms / est[1]))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
+    for s, e in zip(starts, ends):
+        flush()
+        s.record()
+        fns[1](*args)
+        e.record()
+    torch.cuda.synchronize()
+    return [[starts[0].elapsed_time(s), s.elapsed_time(e)] for s, e in zip(starts, ends)]
 
 
 def do_bench_each(fns: list[Callable], args: tuple, clocks: list) -> list[float]:
@@ -148,22 +153,22 @@ def protocols(pm: ProblemModule, case: Any, fns: list[Callable],
               clocks: list) -> dict[str, Callable[[], list[float]]]:
     same = pm.make_args(case, 0, "cuda")
 
-    def fresh(rep: int) -> list[tuple]:
-        args = pm.make_args(case, 1 + rep, "cuda")
-        return [args] + [tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)]
+    def fresh(rep: int, fn: int) -> tuple:
+        return pm.make_args(case, 1 + rep, "cuda")
 
     def medians(samples: list[list[float]]) -> list[float]:
         return [statistics.median(s) for s in samples]
 
-    cfg = timing.TimingConfig()
+    def evaluator(**cfg: float) -> Callable[[], list[float]]:
+        return lambda: medians(timing.measure(fns, "cuda", timing.TimingConfig(**cfg), fresh).samples)
+
     return {
         "do_bench": lambda: do_bench_each(fns, same, clocks),
-        "evaluator": lambda: medians(timing.measure(fns, "cuda", cfg, fresh).samples),
-        "evaluator_same_inputs": lambda: medians(timing.measure(fns, "cuda", cfg, lambda rep: [same, same]).samples),
-        "evaluator_blocked": lambda: [statistics.median(timing.measure([f], "cuda", cfg, lambda r: [fresh(r)[0]])
-                                                        .samples[0]) for f in fns],
-        "evaluator_queued": lambda: medians(queued_measure(fns, fresh, 200)),
-        "evaluator_gap": lambda: medians(gap_measure(fns, fresh, 60)),
+        "alternating": lambda: medians(alternating_measure(fns, fresh, timing.TimingConfig())),
+        "evaluator": evaluator(),
+        "evaluator_heat0": evaluator(heat_ms=0),
+        "evaluator_heat100": evaluator(heat_ms=100),
+        "evaluator_burst100": evaluator(burst_ms=100),
         "do_bench_cudagraph": lambda: cudagraph(fns, same),
     }
 
@@ -193,6 +198,8 @@ def run_pair(label: str, name: str, params: dict, edit: tuple[str, str], deadlin
         if protocol_name == "do_bench":
             result[protocol_name]["gpu_per_function"] = clocks[:2]
         print(label, protocol_name, json.dumps(result[protocol_name]), flush=True)
+    if time.monotonic() < deadline:
+        result["settling"] = settling(fns, pm.make_args(case, 0, "cuda"))
     return result
 
 

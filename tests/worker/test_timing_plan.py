@@ -1,0 +1,26 @@
+"""How the CUDA timer splits its repetitions into bursts (worker/timing.py `_plan`)."""
+
+from tritonforge.worker.timing import TimingConfig, _plan
+
+GIB = 1 << 30
+
+
+def test_a_slow_pair_gets_bursts_of_about_burst_ms_and_enough_rounds():
+    plan = _plan(TimingConfig(), slowest_ms=8.0, per_call_bytes=384 << 20, free_bytes=100 * GIB)
+    assert plan.burst == 6 and plan.chunk == 6  # ~50 ms of an 8 ms call, 4 rounds of 25 reps
+    assert plan.burst * plan.rounds >= 25  # rep_ms 200 / 8 ms
+    assert plan.rounds >= TimingConfig().min_rounds
+
+
+def test_microsecond_kernels_still_alternate_min_rounds_times():
+    plan = _plan(TimingConfig(), slowest_ms=0.005, per_call_bytes=1 << 20, free_bytes=100 * GIB)
+    assert plan.rounds == TimingConfig().min_rounds
+    assert plan.burst * plan.rounds == TimingConfig().max_reps
+
+
+def test_memory_bounds_how_many_calls_hold_inputs_at_once_not_the_burst():
+    plan = _plan(TimingConfig(), slowest_ms=2.5, per_call_bytes=3 * GIB, free_bytes=100 * GIB)
+    assert plan.chunk == 1  # 4 GiB of burst_bytes hold one 3 GiB call
+    assert plan.burst == 20 and plan.rounds == 4
+    tight = _plan(TimingConfig(), slowest_ms=0.1, per_call_bytes=GIB, free_bytes=8 * GIB)
+    assert tight.chunk == 2  # a quarter of the free memory, not burst_bytes
