@@ -13,7 +13,7 @@ check against the reference.
 
 Why bursts, not call-by-call alternation: a kernel that draws the GPU to its power limit
 runs faster right after a slower, cooler kernel than it does when called over and over, so
-alternating call by call with a slow baseline flattered it (benchmarks/results, issue 12).
+alternating call by call with a slow baseline flattered it (benchmarks/results/2026-12-03-h200-s4.md).
 Each burst is preceded by an untimed run of the same function, long enough for the clock
 to settle where that function keeps it; bursts of the functions still alternate, so drift
 hits all of them alike.
