@@ -38,3 +38,14 @@ def test_the_final_timing_of_a_slower_case_is_flagged_in_summary_and_report(tmp_
                    improved=False, tried=0, rounds=0, stop_reason="", wall_s=1.0, statuses=Counter(),
                    run_dir=tmp_path)
     assert same["slower_cases"] == [] and "Slower than" not in report_markdown(same, [])
+
+
+def test_a_gpu_report_says_what_a_sample_counts_and_an_interpreter_report_does_not(tmp_path: Path):
+    v = _verdict({"n=98432": Speedup(1.07, 1.05, 1.09)})
+    s = summary(problem="p.py", entry="add", baseline=v, best_verdict=v, best=Candidate("x = 1\n", "launch_params"),
+                improved=True, tried=1, rounds=1, stop_reason="budget", wall_s=1.0, statuses=Counter(correct=1),
+                run_dir=tmp_path)
+    assert s["timing"] == "GPU"
+    assert "the host's launch work is not counted" in report_markdown(s, [])
+    s["timing"] = "CPU (Triton interpreter)"
+    assert "launch work" not in report_markdown(s, [])

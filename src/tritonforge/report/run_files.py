@@ -105,12 +105,20 @@ def write_run_files(run_dir: Path, *, baseline_source: str, best_source: str, pr
     return files
 
 
+# What one GPU sample is, so a reader of a microsecond case knows what it includes.
+_HOW_TIMED = ("Each time is the GPU time of one call between CUDA events, L2 flushed before it, in alternating "
+              "bursts after untimed calls of the same function; the host's launch work is not counted, the "
+              "GPU's launch latency (a few microseconds) is, so ratios of few-microsecond cases lean toward 1.")
+
+
 def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
     lines = [f"# TritonForge run: {s['problem']} ({s['entry']})", "", f"**{s['result']}**", ""]
     dev = s["device"]
     where = dev.get("gpu") or "CPU (Triton interpreter)"
     lines += [f"Device: {where}; torch {s['versions'].get('torch')}, Triton {s['versions'].get('triton')}. "
               f"Timings: {s['timing']}.", ""]
+    if s["timing"] == "GPU":
+        lines += [_HOW_TIMED, ""]
     lines += ["| case | baseline ms | best ms | speedup [95% CI] | % of roofline floor | correct |",
               "|---|---:|---:|---:|---:|---|"]
     for c in s["cases"]:
