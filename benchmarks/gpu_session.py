@@ -41,7 +41,7 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         ("env", ["bash", "-c", "nvidia-smi; python3 -c 'import torch, triton, numpy; "
                  "print(torch.__version__, triton.__version__, numpy.__version__)'; ncu --version | tail -1"], 5),
         ("matmul_probe", [PY, "benchmarks/matmul_probe.py", str(out / "matmul_probe.json")], 40),
-        # Why the evaluator's and do_bench's speedups differ (issue 12): one pair, protocol by protocol.
+        # Why the evaluator's and do_bench's speedups differed (issue 12): four pairs, protocol by protocol.
         ("timing_protocol", [PY, "benchmarks/timing_protocol.py", str(out / "timing_protocol.json"),
                              "--seconds", "200"], 230),
         # The evaluator's claims against do_bench on the six examples' best files (issue 12).
