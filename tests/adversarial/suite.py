@@ -137,7 +137,7 @@ def options_for(device: str) -> EvalOptions:
         return EvalOptions(device="cpu", shapes="test", check_timeout_s=60, time_timeout_s=60,
                            timing=TimingConfig(cpu_reps=2))
     return EvalOptions(device="cuda", shapes="test", check_timeout_s=60, time_timeout_s=60,
-                       timing=TimingConfig(warmup_ms=5, rep_ms=20))
+                       timing=TimingConfig(heat_ms=5, rep_ms=20))
 
 
 class Bench:

@@ -38,7 +38,6 @@ _secret = random.SystemRandom()  # which repetitions get checked must not be pre
 
 @dataclass
 class TimingConfig:
-    warmup_ms: float = 25.0
     rep_ms: float = 200.0  # time budget per function for the timed repetitions
     min_reps: int = 20
     max_reps: int = 1000
@@ -122,8 +121,6 @@ def _measure_cuda(fns: list[Callable[..., object]], device: str, config: TimingC
     del outs
     estimates = [_estimate_ms(fn, args, flush) for fn, args in zip(fns, warm)]
     plan = _plan(config, max(estimates), per_call, _free_bytes(device))
-    for i, fn in enumerate(fns):
-        _run_for(fn, warm[i], flush, config.warmup_ms, estimates[i])
     reps = plan.burst * plan.rounds
     picked = _picked(keep, reps)
     samples: list[list[float]] = [[] for _ in fns]
