@@ -84,6 +84,14 @@ ROWS: list[Row] = [
     # through torch.library by the source scan, before the reference ever runs.
     _row("vector_add", "patch_reference_op", S.REJECTED, S.REJECTED),
     _row("vector_add", "patch_aten_kernel", S.REJECTED, S.REJECTED),
+    # Bending the reference or the checks by names built at run time, past the source scan: the
+    # reference and the comparison run in the referee, a process no candidate touches, and the
+    # judging process notices swapped code, replaced problem functions and threads left behind.
+    _row("vector_add", "bend_reference_by_name", S.REJECTED, S.REJECTED),
+    _row("vector_add", "reference_via_frames", S.REJECTED, S.REJECTED),
+    _row("vector_add", "bend_comparison_by_name", S.REJECTED, S.REJECTED),
+    _row("vector_add", "bend_check_code", S.REJECTED, S.REJECTED),
+    _row("vector_add", "thread_left_behind", S.REJECTED, S.REJECTED),
     # The compile pool calls the entry too (to capture its launches), in a worker it reuses.
     _row("vector_add", "patch_in_compile", S.REJECTED, S.REJECTED, cpu_via="compile_pool", gpu_via="compile_pool"),
     _row("vector_add", "side_stream", None, S.REJECTED),  # no streams in the interpreter

@@ -78,3 +78,16 @@ def one_line(e: BaseException) -> str:
     # Triton's compile errors put the useful line last.
     text = lines[-1] if lines and type(e).__name__ == "CompilationError" else (lines[0] if lines else "")
     return f"{type(e).__name__}: {text.strip()}" if text else type(e).__name__
+
+
+def fingerprint(args: tuple) -> list[Any]:
+    """A cheap print of a call's inputs (JSON), to tell that two processes made the same ones."""
+    out: list[Any] = []
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            t = torch.view_as_real(a.detach()) if a.is_complex() else a.detach()
+            d = t.double().nan_to_num(0.0, 0.0, 0.0)
+            out += [f"{t.dtype}{tuple(t.shape)}", float(d.sum()), float(d.abs().sum())]
+        else:
+            out.append(repr(a)[:200])
+    return out

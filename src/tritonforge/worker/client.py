@@ -1,8 +1,11 @@
 """The parent's one way to ask a worker process anything.
 
-`WorkerClient` owns a `WorkerProcess` (started on the first request, replaced after any
-fault) and offers one typed method per request. Each returns the answer, or raises a
-`WorkerFault` for every reply that is not one (see faults.py):
+`WorkerClient` owns two `WorkerProcess`es (each started on its first request, replaced
+after any fault): the judging worker, which imports candidates and runs them, and the
+referee, which never does: it computes the reference and compares outputs handed over to
+it, so nothing a candidate does in its own process can bend either. The client offers one
+typed method per request. Each returns the answer, or raises a `WorkerFault` for every
+reply that is not one (see faults.py):
 
 - `ProcessFailed`: the process crashed or gave no answer in time;
 - `ProblemFault`: the problem's own code failed;
@@ -22,7 +25,7 @@ from typing import Any
 from tritonforge.domain.verdict import Status
 from tritonforge.problem.spec import Case, Problem
 from tritonforge.profiling.ceilings import Ceilings
-from tritonforge.worker.faults import ProcessFailed, fault_of
+from tritonforge.worker.faults import CandidateFault, ProblemFault, ProcessFailed, WorkerFault, fault_of
 from tritonforge.worker.process import WorkerProcess
 
 
@@ -41,11 +44,13 @@ class WorkerClient:
     def __init__(self, device: str, *, gpu: int | None = None, python: str | None = None) -> None:
         self.device = device
         self.process = WorkerProcess(device, gpu=gpu, python=python)
+        self.referee = WorkerProcess(device, gpu=gpu, python=python, role="referee")
+        self._refereed: set[tuple] = set()  # (problem and cases, referee start) prepared there
 
     # --- lifecycle ----------------------------------------------------------------
     @property
     def starts(self) -> int:
-        """Processes started so far: a change means a fresh process took over."""
+        """Judging processes started so far: a change means a fresh process took over."""
         return self.process.starts
 
     def alive(self) -> bool:
@@ -53,6 +58,7 @@ class WorkerClient:
 
     def close(self) -> None:
         self.process.close()
+        self.referee.close()
 
     def __enter__(self) -> "WorkerClient":
         return self
@@ -68,10 +74,15 @@ class WorkerClient:
         return Problem.from_json(answer["problem"])
 
     def prepare(self, problem: Problem, cases: list[Case], seed: int, timeout: float) -> int:
-        """Run the problem's own checks on `cases` in this process; the number of cases prepared."""
-        answer = self._ask({"op": "prepare", **_fields_of(problem), "cases": [c.to_json() for c in cases],
-                            "seed": seed}, timeout)
-        return int(answer["prepared"])
+        """Run the problem's own checks on `cases`: in the referee (repeatable inputs, a
+        deterministic reference), then in the judging process (repeatable inputs), before it
+        imports a candidate. The number of cases prepared."""
+        req = {"op": "prepare", **_fields_of(problem), "cases": [c.to_json() for c in cases], "seed": seed}
+        key = (req["problem"], tuple(c.label for c in cases))
+        if (key, self.referee.starts) not in self._refereed or not self.referee.alive():
+            self._ask_referee(req, timeout, None)
+            self._refereed.add((key, self.referee.starts))
+        return int(self._ask(req, timeout)["prepared"])
 
     def env(self, timeout: float = 120.0) -> dict[str, Any]:
         """The worker's machine: device, python, torch, triton, numpy; on a GPU its name,
@@ -85,22 +96,45 @@ class WorkerClient:
     # --- requests about a candidate (None: the problem's own entry) ---------------------
     def check(self, problem: Problem, case: Case, candidate: Path | None, seeds: list[int],
               timeout: float) -> CheckResult:
-        """The candidate's outputs against the reference, one input draw per seed."""
-        r = self._ask({**_case_fields(problem, case, candidate), "op": "check", "seeds": seeds}, timeout)
-        return CheckResult(status=Status(r["status"]), message=r.get("message", ""),
-                           max_abs_err=r.get("max_abs_err"), max_rel_err=r.get("max_rel_err"),
-                           draws=r.get("draws", 0))
+        """The candidate's outputs against the reference, one input draw per seed: run in the
+        judging process, compared in the referee."""
+        result = CheckResult(Status.CORRECT, "", 0.0, 0.0, 0)
+        varying = []
+        for draw, seed in enumerate(seeds):
+            ran = self._ask({**_case_fields(problem, case, candidate), "op": "check", "seed": seed,
+                             "first": draw == 0}, timeout)
+            varying.append(tuple(ran.get("varying") or ()))
+            judged = self._judge(problem, case, candidate, seed, ran["inputs"], ran["outputs"], timeout)
+            result.draws = draw + 1
+            for which, r in zip(ran["calls"], judged):
+                result.max_abs_err = max(result.max_abs_err or 0.0, r.get("max_abs_err", 0.0))
+                result.max_rel_err = max(result.max_rel_err or 0.0, r.get("max_rel_err", 0.0))
+                if not r["ok"]:
+                    result.status, result.message = Status.WRONG, f"draw {draw + 1} (seed {seed}{which}): {r['message']}"
+                    return result
+        if len(varying) > 1 and len(set(varying)) == 1 and varying[0]:
+            raise ProblemFault(f"make_inputs returns the same inputs for every seed ({case.label})", "make_inputs")
+        return result
 
     def time(self, problem: Problem, case: Case, candidate: Path | None, *, seed: int, config: dict[str, Any],
              timeout: float, with_reference: bool = False, against: Path | None = None) -> dict[str, list[float]]:
         """Samples in ms by role: "baseline" (the entry, or `against`), "candidate" when given,
-        "reference" when asked for and the problem has one."""
+        "reference" when asked for and the problem has one. A few timed calls of the
+        candidate, picked in secret, are checked by the referee."""
         req = {**_case_fields(problem, case, candidate), "op": "time", "seed": seed, "config": config}
         if with_reference:
             req["with_reference"] = True
         if against is not None:
             req["against"] = str(Path(against).resolve())
-        return self._ask(req, timeout)
+        reply = self._ask(req, timeout)
+        for kept in reply.get("kept", []):
+            r = self._judge(problem, case, candidate, kept["seed"], None, [kept["outputs"]], timeout)[0]
+            if not r["ok"]:
+                self.process.close()  # as after any fatal fault: the next request starts afresh
+                raise CandidateFault(Status.REJECTED, f"timed call {kept['rep'] + 1} returned a wrong result "
+                                                      f"({r['message']}); it behaves differently when timed",
+                                     fatal=True, phase="checks")
+        return reply["samples"]
 
     def compile(self, problem: Problem, case: Case, candidate: Path, *, arch: int, timeout: float) -> list[dict]:
         """Compile facts of each kernel the candidate launches, compiled offline for sm_<arch>."""
@@ -134,14 +168,39 @@ class WorkerClient:
         return self._ask({**_case_fields(problem, case, candidate), "op": "count_flops"}, timeout)["flops"]
 
     # --- the one place replies are read ---------------------------------------------------
-    def _ask(self, req: dict[str, Any], timeout: float) -> dict[str, Any]:
-        reply = self.process.request(req, timeout)
+    def _ask(self, req: dict[str, Any], timeout: float, process: WorkerProcess | None = None) -> dict[str, Any]:
+        reply = (process or self.process).request(req, timeout)
         if reply.result is None:
             raise ProcessFailed(reply.failure or "crash", reply.error, reply.phase)
         fault = fault_of(reply.result, reply.phase)
         if fault is not None:
             raise fault
         return reply.result
+
+    def _judge(self, problem: Problem, case: Case, candidate: Path | None, seed: int, inputs: list | None,
+               outputs: list[dict], timeout: float) -> list[dict[str, Any]]:
+        """The referee's comparison of outputs made on the inputs of `seed`, one result per call."""
+        req = {"op": "judge", **_fields_of(problem), "case": case.to_json(), "seed": seed, "inputs": inputs,
+               "outputs": outputs}
+        return self._ask_referee(req, timeout, candidate)["results"]
+
+    def _ask_referee(self, req: dict[str, Any], timeout: float, candidate: Path | None) -> dict[str, Any]:
+        """A request to the referee. Its faults are the problem's: no candidate runs there. But
+        the referee shares the GPU with the judging process, so running out of memory while a
+        candidate is judged is that candidate's doing (it holds the memory)."""
+        try:
+            return self._ask(req, timeout, self.referee)
+        except WorkerFault as fault:
+            text = fault.message if not isinstance(fault, ProcessFailed) else fault.error
+            if candidate is not None and "out of memory" in text.lower():
+                self.process.close()
+                raise CandidateFault(Status.OOM, f"the reference ran out of memory beside the candidate: {text}",
+                                     fatal=True, phase=fault.phase) from None
+            if isinstance(fault, ProcessFailed):
+                words = "gave no answer" if fault.failure == "timeout" else "crashed"
+                raise ProblemFault(f"the reference process {words} while in {fault.phase or 'loading'} "
+                                   f"({fault.error})", fault.phase) from None
+            raise
 
 
 def _problem_fields(path: Path, entry: str | None, specs: list[str] | None) -> dict[str, Any]:

@@ -112,9 +112,14 @@ def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def compare(candidate: Any, reference: Any, tolerance: Tolerance | None) -> Comparison:
     """Compare two returned structures leaf by leaf in float64."""
-    got, want = flatten(candidate), flatten(reference)
+    return compare_leaves(shape_of(candidate), flatten(candidate), reference, tolerance)
+
+
+def compare_leaves(shape: str, got: list[tuple[str, Any]], reference: Any, tolerance: Tolerance | None) -> Comparison:
+    """Compare a structure's leaves (`shape` describes it) with the reference's, leaf by leaf in float64."""
+    want = flatten(reference)
     if [p for p, _ in got] != [p for p, _ in want]:
-        return Comparison(False, f"returned {_shape_of(candidate)}, the reference returned {_shape_of(reference)}")
+        return Comparison(False, f"returned {shape}, the reference returned {shape_of(reference)}")
     result = Comparison(True)
     for (path, c), (_, r) in zip(got, want):
         leaf = _compare_leaf(path, c, r, tolerance)
@@ -198,7 +203,7 @@ def _loose(path: str, c: torch.Tensor, r: torch.Tensor, max_abs: float, max_rel:
     return Comparison(True, "", max_abs, max_rel)
 
 
-def _shape_of(obj: Any) -> str:
+def shape_of(obj: Any) -> str:
     if isinstance(obj, torch.Tensor):
         return f"a tensor {tuple(obj.shape)}"
     if isinstance(obj, (tuple, list)):

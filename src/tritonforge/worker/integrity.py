@@ -1,12 +1,17 @@
 """Notice when user code replaces what the evaluator relies on.
 
 The worker takes a snapshot of these attributes before importing any problem or
-candidate; a candidate whose import or call leaves any of them changed is refused.
+candidate; a candidate whose import or call leaves any of them changed is refused. The
+snapshot also holds the code of every function of the worker's own modules (a function
+keeps its identity when its `__code__` is swapped) and the process's hooks that would let
+code run later, unseen: threads, trace and profile functions, monitoring tools.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import threading
 import types
 from typing import Any
 
@@ -68,16 +73,55 @@ def _mode_stacks() -> tuple[int, int]:
     return fn(), dispatch()
 
 
+def _functions(prefix: str = "tritonforge") -> dict[str, tuple]:
+    """Each function of the loaded `prefix` modules (and of their classes), by qualified name:
+    the identity of its code, defaults and closure, which a swap in place would change."""
+    found: dict[str, tuple] = {}
+    for name, module in list(sys.modules.items()):
+        if not (name == prefix or name.startswith(prefix + ".")) or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if getattr(value, "__module__", None) != name:
+                continue
+            members = vars(value).items() if isinstance(value, type) else [(attr, value)]
+            for member, fn in members:
+                fn = getattr(fn, "__func__", fn)  # staticmethod, classmethod
+                fn = getattr(fn, "fget", fn)  # property
+                if isinstance(fn, types.FunctionType):
+                    found[f"{name}.{attr}" + ("" if fn is value else f".{member}")] = (
+                        id(fn.__code__), id(fn.__defaults__), id(fn.__kwdefaults__), id(fn.__closure__))
+    return found
+
+
+def _hooks() -> tuple:
+    """What would let code run later without being called: threads, tracing, monitoring."""
+    monitoring = getattr(sys, "monitoring", None)
+    tools = tuple(monitoring.get_tool(i) for i in range(6)) if monitoring else ()
+    return (threading.active_count(), sys.gettrace(), sys.getprofile(), threading.gettrace(),
+            threading.getprofile(), tools)
+
+
 class Integrity:
     def __init__(self, watched: list[tuple[str, str]] = WATCHED) -> None:
         self.members = {f"{m}.{d}".rstrip("."): _members(m, d) for m, d in NAMESPACES}
         self.modes = _mode_stacks()
+        self.functions = _functions()
+        self.hooks = _hooks()
+        self.held: list[tuple[str, Any, str, Any, int]] = []  # (label, holder, attribute, value, code id)
+
         self.expected: dict[str, Any] = {}
         for module, dotted in watched:
             try:
                 self.expected[f"{module}.{dotted}"] = (module, dotted, _resolve(module, dotted))
             except (ImportError, AttributeError):
                 continue  # not in this version of the library
+
+    def hold(self, label: str, holder: Any, attributes: list[str]) -> None:
+        """Watch `holder`'s functions (a loaded problem's entry, reference, make_inputs) too."""
+        for attr in attributes:
+            fn = getattr(holder, attr, None)
+            if fn is not None:
+                self.held.append((f"{attr} of {label}", holder, attr, fn, id(getattr(fn, "__code__", None))))
 
     def violations(self) -> list[str]:
         bad = []
@@ -95,4 +139,11 @@ class Integrity:
             bad += [f"{name}.{k}" for k in sorted(changed)[:3]]
         if _mode_stacks() != self.modes:
             bad.append("a torch function or dispatch mode left active")
+        bad += list(dict.fromkeys(label for label, holder, attr, fn, code in self.held
+                                  if getattr(holder, attr, None) is not fn
+                                  or id(getattr(fn, "__code__", None)) != code))[:3]
+        now = _functions()
+        bad += [f"the code of {k}" for k, v in self.functions.items() if now.get(k, v) != v][:3]
+        if _hooks() != self.hooks:
+            bad.append("a thread, trace, profile or monitoring hook left behind")
         return bad

@@ -25,10 +25,15 @@ from tritonforge.worker.analysis_ops import AnalysisOps
 from tritonforge.worker.checks import Checks
 from tritonforge.worker.faults import CandidateFault
 from tritonforge.worker.opinion import SecondOpinion
+from tritonforge.worker.referee import Referee
 from tritonforge.worker.timed import TimedCalls
 
 
-class Worker(Checks, TimedCalls, AnalysisOps, SecondOpinion):
+# What a referee answers: it never imports a candidate, nor runs anything a candidate could bend.
+REFEREE_OPS = frozenset({"describe", "env", "prepare", "judge"})
+
+
+class Worker(Checks, TimedCalls, AnalysisOps, SecondOpinion, Referee):
     """Every request the worker answers: `op_<name>` serves {"op": name, ...}."""
 
     def serve(self, requests: TextIO) -> None:
@@ -37,6 +42,8 @@ class Worker(Checks, TimedCalls, AnalysisOps, SecondOpinion):
                 continue
             req = json.loads(line)
             try:
+                if self.role == "referee" and (req["op"] not in REFEREE_OPS or req.get("candidate")):
+                    raise RuntimeError(f"a referee does not serve '{req['op']}' requests or load candidates")
                 reply = getattr(self, "op_" + req["op"])(req)
             except ProblemError as e:
                 reply = {"problem_error": e.what}
@@ -87,6 +94,7 @@ def main() -> None:
 
     faulthandler.enable()  # a segfault then leaves a Python traceback in the log
     device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
+    role = sys.argv[sys.argv.index("--role") + 1] if "--role" in sys.argv else "judge"
     if os.environ.get("TRITON_INTERPRET") == "1":
         from tritonforge import triton_hooks
 
@@ -96,4 +104,4 @@ def main() -> None:
     # whatever user code prints cannot corrupt a reply.
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
-    Worker(out, device).serve(sys.stdin)
+    Worker(out, device, role).serve(sys.stdin)

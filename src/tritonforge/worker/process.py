@@ -65,8 +65,10 @@ def worker_env(device: str, home: Path) -> dict[str, str]:
 
 
 class WorkerProcess:
-    def __init__(self, device: str, *, gpu: int | None = None, python: str | None = None) -> None:
+    def __init__(self, device: str, *, gpu: int | None = None, python: str | None = None,
+                 role: str = "judge") -> None:
         self.device = device
+        self.role = role  # "judge", or "referee": a process that never imports a candidate
         self.gpu = gpu
         self.python = python or sys.executable
         self.proc: subprocess.Popen | None = None
@@ -85,7 +87,7 @@ class WorkerProcess:
         if self.gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(self.gpu)
         self.proc = subprocess.Popen(
-            [self.python, "-m", "tritonforge.worker", "--device", self.device],
+            [self.python, "-m", "tritonforge.worker", "--device", self.device, "--role", self.role],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
             cwd=self.home, env=env, start_new_session=True,
         )

@@ -1,10 +1,12 @@
 """A tripwire, not a sandbox: refuse candidate source that reaches into the evaluator.
 
-Candidates run in the evaluator's process, so Python could walk its frames (to read the
-seeds or the reference's output), patch it through ctypes, import it, or replace a torch
-operator for the whole process (torch.library, modes). None of that is needed to write a
-kernel; a candidate whose source names these things is refused before it is imported. Code that hides the names (strings built at run time) is not caught here;
-the other checks (fresh inputs, verified timed outputs, watched attributes) still apply.
+Candidates run in the judging worker's process, so Python could walk its frames (to read
+the seeds), patch it through ctypes, import it, or replace a torch operator for the whole
+process (torch.library, modes). None of that is needed to write a kernel; a candidate
+whose source names these things is refused before it is imported. Code that hides the
+names (strings built at run time) is not caught here; the other checks (the reference and
+the comparison in the referee's process, fresh inputs, verified timed outputs, watched
+attributes and code) still apply.
 """
 
 from __future__ import annotations

@@ -14,15 +14,19 @@ from typing import Any, TextIO
 import torch
 
 from tritonforge.problem.module import ProblemModule
+from tritonforge.problem.spec import Case, ProblemError
+from tritonforge.worker.calls import same
+from tritonforge.worker.handoff import Outbox
 from tritonforge.worker.integrity import Integrity
 from tritonforge.worker.launches import LaunchCounter
 from tritonforge.worker.torch_ops import TorchOps
 
 
 class WorkerState:
-    def __init__(self, out: TextIO, device: str) -> None:
+    def __init__(self, out: TextIO, device: str, role: str = "judge") -> None:
         self.out = out
         self.device = device
+        self.role = role  # "judge": imports candidates; "referee": never does (see referee.py)
         self.problems: dict[tuple, ProblemModule] = {}
         self.args_cache: dict[tuple, tuple] = {}
         self.entry_ops: dict[tuple, set[str]] = {}  # (problem, case) -> torch ops its entry runs
@@ -38,6 +42,7 @@ class WorkerState:
         if device == "cuda":  # CUDA's lazy init rebinds parts of torch.cuda: let it happen first
             torch.cuda.init()
             torch.cuda.current_stream().synchronize()
+        self.outbox = Outbox()  # outputs handed to the referee, alive until the next request
         self.integrity = Integrity()
 
     def send(self, obj: dict[str, Any]) -> None:
@@ -51,8 +56,21 @@ class WorkerState:
         key = (req["problem"], req.get("entry"), tuple(req.get("specs") or []))
         if key not in self.problems:
             self.phase("load_problem")
-            self.problems[key] = ProblemModule(req["problem"], req.get("entry"), req.get("specs"))
+            pm = self.problems[key] = ProblemModule(req["problem"], req.get("entry"), req.get("specs"))
+            # The baseline is timed here: its functions must stay the problem's own.
+            self.integrity.hold(f"the problem {pm.path.name}", pm, ["entry", "reference", "make_inputs"])
         return self.problems[key]
+
+    def check_repeatable_inputs(self, pm: ProblemModule, case: Case, seed: int, args: tuple, key: tuple) -> None:
+        """The same seed must give the same inputs: the referee makes its own from the seed, and
+        timed outputs are checked on regenerated ones."""
+        if key in self.repeatable:
+            return
+        again = pm.make_args(case, seed, self.device)
+        if any(not same(a, b) for a, b in zip(args, again)):
+            raise ProblemError(pm.path, f"make_inputs(seed={seed}, {case.label}) gives different inputs for the "
+                                        "same seed; draw them from a torch.Generator seeded with `seed`")
+        self.repeatable.add(key)
 
     def timed_stream(self) -> int | None:
         """The stream the evaluator checks and times on (the default one), on a GPU."""

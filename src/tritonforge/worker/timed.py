@@ -1,8 +1,9 @@
-"""Time a candidate against the baseline (the "time" request), and check what the timed calls returned.
+"""Time a candidate against the baseline (the "time" request), and hand over what some timed calls returned.
 
 Every timed call of the candidate is guarded (it must launch a Triton kernel, on the timed
-stream); a few of them, picked in secret, have their outputs checked against the
-reference on regenerated inputs, so a candidate cannot behave differently when timed.
+stream); a few of them, picked in secret, have their outputs handed to the referee, which
+checks them against the reference on the same (regenerated) inputs, so a candidate cannot
+behave differently when timed.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from typing import Any, Callable
 from tritonforge.domain.verdict import Status
 from tritonforge.problem.module import ProblemModule
 from tritonforge.problem.spec import Case, ProblemError
-from tritonforge.worker import compare as cmp
 from tritonforge.worker import timing
-from tritonforge.worker.calls import classify, poison, sync, with_outputs
+from tritonforge.worker.calls import classify, with_outputs
 from tritonforge.worker.candidate import CandidateCalls
 from tritonforge.worker.faults import CandidateFault
 
@@ -44,6 +44,7 @@ class TimedCalls(CandidateCalls):
             # outputs into its arguments): make_inputs is seeded, so the values are the same.
             return pm.make_args(case, seed + 1 + rep, self.device)
 
+        self.outbox.clear()
         self.phase("timing")
         config = timing.TimingConfig(**req.get("config", {}))
         verify = (list(fns).index("candidate"), TIMED_CHECKS) if "candidate" in fns else None
@@ -62,10 +63,10 @@ class TimedCalls(CandidateCalls):
             raise classify(e) from None
         if self.violations:
             raise CandidateFault(Status.REJECTED, f"while timed, {self.violations[0]}", fatal=True)
-        self.phase("checks")
-        for (_, rep), got in sorted(m.kept.items(), key=lambda kv: kv[0][1]):
-            self.verify_timed(pm, case, seed + 1 + rep, rep, got)
-        return dict(zip(fns, m.samples))
+        # The calls picked for checking go to the referee, with the seeds of their inputs.
+        kept = [{"rep": rep, "seed": seed + 1 + rep, "outputs": self.outbox.package(got)}
+                for (_, rep), got in sorted(m.kept.items(), key=lambda kv: kv[0][1])]
+        return {"samples": dict(zip(fns, m.samples)), "kept": kept}
 
     def guarded(self, fn: Callable, pm: ProblemModule) -> Callable[..., object]:
         """`fn`, noting any call that launches no Triton kernel or launches on a side stream.
@@ -86,15 +87,3 @@ class TimedCalls(CandidateCalls):
             return with_outputs(out, args, pm)
 
         return call
-
-    def verify_timed(self, pm: ProblemModule, case: Case, seed: int, rep: int, got: Any) -> None:
-        """A timed call's output against the reference on the same (regenerated) inputs."""
-        args = pm.make_args(case, seed, self.device)  # make_inputs is seeded: the same inputs again
-        reference = pm.reference or pm.entry
-        want = with_outputs(reference(*args), args, pm)
-        sync(self.device)
-        c = cmp.compare(got, want, pm.tolerance)
-        poison(want)
-        if not c.ok:
-            raise CandidateFault(Status.REJECTED, f"timed call {rep + 1} returned a wrong result ({c.message}); "
-                                                  "it behaves differently when timed", fatal=True)
