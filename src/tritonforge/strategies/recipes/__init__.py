@@ -1,5 +1,6 @@
-"""Rewrite recipes: source transformations that launch parameters cannot make (a tile order,
-and more to come), one file each behind `Recipe`, offered to the search by `RecipeStrategy`."""
+"""Rewrite recipes: source transformations that launch parameters cannot make (a row read
+once instead of once per pass, a tile order, ...), one file each behind `Recipe`, offered to
+the search by `RecipeStrategy`."""
 
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.strategy import RECIPES, RecipeStrategy
