@@ -54,6 +54,8 @@ class Row:
     gpu_via: str = "evaluator"
     timeout_s: float | None = None  # a short limit for rows that are meant to hang
     gap: str = ""  # a known hole in the evaluator that makes this row fail until it is closed
+    # Other verdicts that are just as right: which check catches a race depends on scheduling.
+    also: tuple[Status, ...] = ()
 
     def expect(self, device: str) -> Status | None:
         return self.expect_cpu if device == "cpu" else self.expect_gpu
@@ -110,7 +112,9 @@ ROWS: list[Row] = [
     # A kernel registered for aten::add that kills the reference: refused (torch.library) before
     # it is imported; were it not, a crash in the reference after a candidate loaded is its own.
     _row("vector_add", "crash_in_reference", S.REJECTED, S.REJECTED, kind="fault"),
-    _row("vector_add", "racy_kernel", None, S.WRONG, kind="fault"),  # the interpreter runs programs in order
+    # The interpreter runs programs in order. On a GPU the race is lost in a checked call (wrong)
+    # or, when every checked call won it, in a timed call picked for checking (rejected).
+    _row("vector_add", "racy_kernel", None, S.WRONG, kind="fault", also=(S.REJECTED,)),
     # The interpreter compiles nothing: on the CPU this row goes through the offline compile pool.
     _row("vector_add", "slow_compile", S.TIMEOUT, S.TIMEOUT, kind="fault", cpu_via="compile_pool",
          timeout_s=HANG_S),
@@ -130,7 +134,11 @@ class Result:
 
     @property
     def holds(self) -> bool:
-        return self.got is self.expected and self.good_after
+        return self.as_expected and self.good_after
+
+    @property
+    def as_expected(self) -> bool:
+        return self.got is self.expected or (self.got is not None and self.got in self.row.also)
 
     def to_json(self) -> dict:
         return {"row": self.row.name, "kind": self.row.kind, "problem": self.row.problem, "device": self.device,

@@ -31,7 +31,7 @@ def gpu_results(request):
 
 
 def _check(result: Result) -> None:
-    assert result.got is result.expected, (
+    assert result.as_expected, (
         f"{result.row.name} on {result.device}: got {result.got}, expected {result.expected}: {result.message}")
     assert result.good_after, (
         f"after {result.row.name}, the known-good candidate was not judged correct: {result.good_message}")
