@@ -94,3 +94,32 @@ def test_recipe_then_launch_values_in_one_run(tmp_path):
     with RunStore.open(tmp_path / "run" / "run.sqlite") as store:
         judged = {c.origin: ev["status"] for c, ev in store.judged()}
     assert judged.get("recipes") == "correct" and "launch_params" in judged
+
+
+def _optimized(problem, tmp_path, budget=6) -> tuple[str, dict]:
+    import json
+
+    options = OptimizeOptions(out=tmp_path / "run", evaluation=CPU,
+                              search=SearchConfig(budget=budget, minutes=None, per_round=6, patience=2))
+    optimize(problem, options)
+    return (tmp_path / "run" / "best.py").read_text(), json.loads((tmp_path / "run" / "summary.json").read_text())
+
+
+@pytest.mark.slow
+def test_recipe_search_reads_a_three_pass_softmax_row_once(tmp_path):
+    import ast
+
+    best, summary = _optimized(EXAMPLES / "softmax.py", tmp_path)
+    assert "row_one_pass" in summary["best"]["params"].get("recipes", []), summary["best"]
+    branch = next(n for n in ast.walk(ast.parse(best)) if isinstance(n, ast.If) and ast.unparse(n.test) == "ROW_ONE_PASS")
+    loads = [n for s in branch.body for n in ast.walk(s) if isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load"]
+    assert len(loads) == 1  # the baseline loads each row three times
+
+
+@pytest.mark.slow
+def test_recipe_search_makes_a_two_kernel_chain_one_launch(tmp_path):
+    from tests.strategies.test_recipe_fuse_elementwise import CHAIN, ENTRY, launches_in
+
+    best, summary = _optimized(CHAIN, tmp_path)
+    assert summary["best"]["params"].get("recipes") == ["fuse_elementwise"], summary["best"]
+    assert launches_in(best, ENTRY) == 1

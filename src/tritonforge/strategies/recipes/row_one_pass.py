@@ -25,6 +25,7 @@ import textwrap
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
 from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
+from tritonforge.strategies.recipes.exprs import Expand
 
 CAP = 16384  # longest row (elements) held in registers: 32 fp32 registers a thread at 16 warps
 FLAG = "ROW_ONE_PASS"
@@ -143,18 +144,6 @@ def _writes_before_reuse(ks: KernelSource, loop: ast.stmt) -> bool:
     return False
 
 
-class _Expand(ast.NodeTransformer):
-    """An address or mask with the pass's local names replaced by what they were set to."""
-
-    def __init__(self, env: dict[str, ast.expr]):
-        self.env = env
-
-    def visit_Name(self, node: ast.Name) -> ast.AST:
-        if node.id in self.env:
-            return self.visit(copy.deepcopy(self.env[node.id]))
-        return node
-
-
 def _load_key(ks: KernelSource, call: ast.Call, env: dict[str, ast.expr], unstable: set[str]) -> str | None:
     """What a load reads, as text that is equal only for the same addresses and mask; None when
     it depends on something the passes change."""
@@ -165,7 +154,7 @@ def _load_key(ks: KernelSource, call: ast.Call, env: dict[str, ast.expr], unstab
         if node is None:
             parts.append("-")
             continue
-        expanded = _Expand(env).visit(copy.deepcopy(node))
+        expanded = Expand(env).visit(copy.deepcopy(node))
         if any(isinstance(n, ast.Name) and n.id in unstable for n in ast.walk(expanded)):
             return None
         parts.append(ast.dump(expanded))

@@ -7,10 +7,11 @@ from typing import Any
 
 from tritonforge.strategies.base import Candidate, SearchState, Strategy
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
+from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
 from tritonforge.strategies.recipes.row_one_pass import RowOnePass
 from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
 
-RECIPES: list[type[Recipe]] = [RowOnePass, GroupedTileOrder]
+RECIPES: list[type[Recipe]] = [RowOnePass, FuseElementwise, GroupedTileOrder]
 
 
 class RecipeStrategy(Strategy):

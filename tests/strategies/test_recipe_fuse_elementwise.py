@@ -1,0 +1,74 @@
+"""The fuse_elementwise recipe (`-k recipe`): two elementwise launches joined through a
+temporary become one kernel, correct in Triton's interpreter; refused where the fused kernel
+would not compute the same thing."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT
+from tritonforge.commands.session import Session, SessionOptions
+from tritonforge.evaluate.evaluator import EvalOptions
+from tritonforge.strategies.recipes import Rewrite
+from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
+from tritonforge.worker.timing import TimingConfig
+
+CPU = EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=1))
+CHAIN = ROOT / "benchmarks" / "corpus" / "bias_gelu_residual_chain.py"
+ENTRY = "bias_gelu_residual"
+
+
+def launches_in(source: str, entry: str) -> int:
+    fn = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == entry)
+    return sum(1 for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript))
+
+
+def _correct(problem, source, tmp_path) -> None:
+    path = tmp_path / "candidate.py"
+    path.write_text(source)
+    with Session(problem, SessionOptions(evaluation=CPU)) as session:
+        verdict = session.evaluator.evaluate(path)
+    assert verdict.correct, verdict.message
+
+
+@pytest.mark.parametrize("problem, entry", [(CHAIN, ENTRY), (EXAMPLES / "silu_mul.py", "silu_mul")])
+def test_recipe_fuse_elementwise_makes_one_launch_of_two_and_stays_correct(tmp_path, problem, entry):
+    result = FuseElementwise().rewrite(problem.read_text(), entry)
+    assert isinstance(result, Rewrite) and "no longer written" in result.note, result
+    assert launches_in(problem.read_text(), entry) == 2 and launches_in(result.source, entry) == 1
+    _correct(problem, result.source, tmp_path)
+
+
+def test_recipe_fuse_elementwise_keeps_the_store_when_the_entry_uses_the_temporary_after():
+    source = CHAIN.read_text().replace("    return out\n", "    out.add_(h - h)\n    return out\n", 1)
+    result = FuseElementwise().rewrite(source, ENTRY)
+    assert isinstance(result, Rewrite) and "no longer written" not in result.note
+    fused = result.source[result.source.index("def _bias_gelu_kernel__"):]
+    assert "tl.store(h_ptr + offsets, h, mask=mask)" in fused
+
+
+@pytest.mark.parametrize("edit, why", [
+    (("    _scaled_residual_kernel[grid]", "    h.mul_(1.0)\n    _scaled_residual_kernel[grid]"), "'h' is used between"),
+    (("_scaled_residual_kernel[grid](h, residual, out", "_scaled_residual_kernel[grid](h, residual, x"),
+     "writes 'x', which the first reads"),
+    (("    _scaled_residual_kernel[grid]", "    _scaled_residual_kernel[(triton.cdiv(n_elements, 1024),)]"),
+     "different grids"),
+    (("h = tl.load(h_ptr + offsets, mask=mask)", "h = tl.load(h_ptr + (offsets + 1), mask=mask)"),
+     "at another index"),
+    (("    r = tl.load(res_ptr", "    r = tl.sum(tl.load(h_ptr + offsets, mask=mask)) + tl.load(res_ptr"),
+     "not elementwise"),
+])
+def test_recipe_fuse_elementwise_refuses_what_would_change_the_result(edit, why):
+    source = CHAIN.read_text()
+    assert edit[0] in source
+    result = FuseElementwise().rewrite(source.replace(edit[0], edit[1], 1), ENTRY)
+    assert isinstance(result, str) and why in result, result
+
+
+def test_recipe_fuse_elementwise_refuses_a_two_stage_reduction_and_a_single_launch():
+    corpus = ROOT / "benchmarks" / "corpus"
+    assert "not elementwise (tl.sum)" in FuseElementwise().rewrite(
+        (corpus / "sum_squares_two_stage.py").read_text(), "sum_of_squares")
+    assert "fewer than two kernel launches" in FuseElementwise().rewrite((EXAMPLES / "vector_add.py").read_text(), "add")
