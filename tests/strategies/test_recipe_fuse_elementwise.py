@@ -9,13 +9,10 @@ import ast
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
-from tritonforge.commands.session import Session, SessionOptions
-from tritonforge.evaluate.evaluator import EvalOptions
+from tests.strategies.judged import assert_correct
 from tritonforge.strategies.recipes import Rewrite
 from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
-from tritonforge.worker.timing import TimingConfig
 
-CPU = EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=1))
 CHAIN = ROOT / "benchmarks" / "corpus" / "bias_gelu_residual_chain.py"
 ENTRY = "bias_gelu_residual"
 
@@ -25,20 +22,12 @@ def launches_in(source: str, entry: str) -> int:
     return sum(1 for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript))
 
 
-def _correct(problem, source, tmp_path) -> None:
-    path = tmp_path / "candidate.py"
-    path.write_text(source)
-    with Session(problem, SessionOptions(evaluation=CPU)) as session:
-        verdict = session.evaluator.evaluate(path)
-    assert verdict.correct, verdict.message
-
-
 @pytest.mark.parametrize("problem, entry", [(CHAIN, ENTRY), (EXAMPLES / "silu_mul.py", "silu_mul")])
 def test_recipe_fuse_elementwise_makes_one_launch_of_two_and_stays_correct(tmp_path, problem, entry):
     result = FuseElementwise().rewrite(problem.read_text(), entry)
     assert isinstance(result, Rewrite) and "no longer written" in result.note, result
     assert launches_in(problem.read_text(), entry) == 2 and launches_in(result.source, entry) == 1
-    _correct(problem, result.source, tmp_path)
+    assert_correct(problem, result.source, tmp_path)
 
 
 def test_recipe_fuse_elementwise_keeps_the_store_when_the_entry_uses_the_temporary_after():

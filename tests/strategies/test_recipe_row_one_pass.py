@@ -9,14 +9,11 @@ import ast
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT
-from tritonforge.commands.session import Session, SessionOptions
-from tritonforge.evaluate.evaluator import EvalOptions
+from tests.strategies.judged import assert_correct
 from tritonforge.strategies.recipes import Rewrite
 from tritonforge.strategies.recipes import row_one_pass
 from tritonforge.strategies.recipes.row_one_pass import RowOnePass
-from tritonforge.worker.timing import TimingConfig
 
-CPU = EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=1))
 SOFTMAX = EXAMPLES / "softmax.py"
 CORPUS = ROOT / "benchmarks" / "corpus"
 
@@ -27,15 +24,6 @@ def _loads_in_one_pass_branch(source: str) -> int:
     return sum(1 for s in branch.body for n in ast.walk(s) if isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load")
 
 
-def _correct(problem, source, tmp_path) -> bool:
-    path = tmp_path / "candidate.py"
-    path.write_text(source)
-    with Session(problem, SessionOptions(evaluation=CPU)) as session:
-        verdict = session.evaluator.evaluate(path)
-    assert verdict.correct, verdict.message
-    return True
-
-
 def test_recipe_row_one_pass_reads_a_three_pass_softmax_row_once_on_both_paths(tmp_path, monkeypatch):
     # A cap of 64 columns: the test shapes (300 and 64 columns) take one path each.
     monkeypatch.setattr(row_one_pass, "CAP", 64)
@@ -43,7 +31,7 @@ def test_recipe_row_one_pass_reads_a_three_pass_softmax_row_once_on_both_paths(t
     assert isinstance(result, Rewrite) and "2 later loads reuse the first" in result.note
     assert _loads_in_one_pass_branch(result.source) == 1  # three loads of the row before
     assert "ROW_ONE_PASS=n_cols <= 64" in result.source
-    assert _correct(SOFTMAX, result.source, tmp_path)
+    assert_correct(SOFTMAX, result.source, tmp_path)
 
 
 @pytest.mark.parametrize("name", ["layernorm_pow2_cap", "rmsnorm_block_helper"])
@@ -54,7 +42,7 @@ def test_recipe_row_one_pass_follows_a_mask_kept_in_a_local_name(tmp_path, name)
     loads_before = sum(1 for n in ast.walk(ast.parse(problem.read_text()))
                        if isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load")
     assert _loads_in_one_pass_branch(result.source) < loads_before  # the row's re-reads are gone
-    assert _correct(problem, result.source, tmp_path)
+    assert_correct(problem, result.source, tmp_path)
 
 
 def test_recipe_row_one_pass_fills_masked_lanes_as_each_pass_did():
