@@ -1,0 +1,175 @@
+"""Two-stage reductions collapsed into one launch: partial sums added atomically into the output.
+
+A reduction to one value written as two kernels (the first stores one partial sum per
+program, the second, a single program, loops over the partials and stores their sum) reads
+and writes the partials and pays a second launch. Collapsed, the first kernel adds its
+partial straight into the output (`tl.atomic_add`), the output is zeroed before the launch
+and the second launch goes.
+
+The order of the additions then varies from run to run: a reassociation, judged against the
+tolerance like any candidate. Applies only to the exact shape above: the partial stored at
+`partials + program_id(0)` once, the final kernel launched on a grid of one program as
+`acc = zeros; for s in range(0, N, BLOCK): acc += load(partials + s + arange, mask, other=0);
+store(out, sum(acc))`, with `N` the first launch's grid size and the output made before the
+first launch.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
+from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
+from tritonforge.strategies.recipes.base import Recipe, Rewrite
+from tritonforge.strategies.recipes.exprs import Expand, single_assignments
+
+OUT = "collapsed_out_ptr"
+
+
+class CollapseTwoStage(Recipe):
+    name = "collapse_two_stage"
+
+    def rewrite(self, source: str, entry: str) -> Rewrite | str:
+        ks = KernelSource(source)
+        fn = next((n for n in ks.tree.body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
+        if fn is None:
+            return f"no function '{entry}' at the top level"
+        launches = [(i, s) for i, s in enumerate(fn.body) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                    and isinstance(s.value.func, ast.Subscript) and isinstance(s.value.func.value, ast.Name)
+                    and s.value.func.value.id in ks.kernels]
+        reasons = []
+        for (i, sa), (j, sb) in zip(launches, launches[1:]):
+            ka, kb = ks.kernels[sa.value.func.value.id], ks.kernels[sb.value.func.value.id]
+            plan = _plan(ks, fn, (i, sa.value, ka), (j, sb.value, kb))
+            if isinstance(plan, str):
+                reasons.append(f"{ka.name} then {kb.name}: {plan}")
+                continue
+            store, out = plan
+            tl = ks.text(store.func.value)  # the name triton.language goes by here
+            edits = [Edit(Place.of(store), f"{tl}.atomic_add({OUT}, {ks.text(store.args[1])})"),
+                     Edit(Place.point(*_params_end(ka)), f", {OUT}"),
+                     insert_keyword(sa.value, OUT, out),
+                     Edit(Place.point(sa.lineno, sa.col_offset), f"{out}.zero_()  # partials are added into it\n"
+                                                                 + " " * sa.col_offset),
+                     Edit(Place(sb.lineno, 0, sb.end_lineno + 1, 0), "")]
+            return Rewrite(apply_edits(source, edits),
+                           f"{ka.name} adds its partial sums into '{out}' atomically; {kb.name} is not launched")
+        return "; ".join(reasons) or "fewer than two kernel launches in the entry's own body"
+
+
+def _params_end(kernel: Kernel) -> tuple[int, int]:
+    fn = kernel.fn
+    if fn.args.defaults or fn.args.kwonlyargs or fn.args.vararg or fn.args.kwarg:
+        raise ValueError("kernel parameters with defaults or * / **")
+    last = fn.args.args[-1]
+    end = last.annotation or last
+    return end.end_lineno, end.end_col_offset
+
+
+def _plan(ks: KernelSource, fn: ast.FunctionDef, first: tuple, second: tuple) -> tuple[ast.Call, str] | str:
+    (i, ca, ka), (j, cb, kb) = first, second
+    if ka.autotuned or kb.autotuned or ka.heuristics:
+        return "autotuned or with heuristics"
+    args_a = {k: ks.text(v) for k, v in call_arguments(ca, ka.params).items()}
+    args_b = {k: ks.text(v) for k, v in call_arguments(cb, kb.params).items()}
+    final = _final_sum(ks, kb)
+    if isinstance(final, str):
+        return f"{kb.name} {final}"
+    partials_b, count_b, out_b = final
+    if _grid(ks, cb) != "1":
+        return f"{kb.name} is not launched on a grid of one program"
+    partials = args_b.get(partials_b)
+    pa = next((p for p, v in args_a.items() if v == partials and p in ka.params), None)
+    if pa is None:
+        return f"{ka.name} is not given the partials {kb.name} sums"
+    store = _partial_store(ks, ka, pa)
+    if isinstance(store, str):
+        return f"{ka.name} {store}"
+    if args_b.get(count_b) != _grid(ks, ca):
+        return f"{kb.name} does not sum exactly one partial per program of {ka.name}"
+    out = args_b.get(out_b, "")
+    if not out.isidentifier() or not any(_assigns(s, out) for s in fn.body[:i]):
+        return "the output is not a name made before the first launch"
+    if any(isinstance(n, ast.Name) and n.id == partials for s in fn.body[j + 1:] for n in ast.walk(s)):
+        return f"the entry uses '{partials}' after the final kernel"
+    if any(isinstance(n, ast.Name) and n.id in (partials, out) for s in fn.body[i + 1:j] for n in ast.walk(s)):
+        return "the partials or the output are used between the launches"
+    return store, out
+
+
+def _grid(ks: KernelSource, call: ast.Call) -> str:
+    g = call.func.slice
+    if isinstance(g, ast.Tuple) and len(g.elts) == 1:
+        return ks.text(g.elts[0])
+    return ks.text(g)
+
+
+def _assigns(stmt: ast.stmt, name: str) -> bool:
+    return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
+
+
+def _partial_store(ks: KernelSource, kernel: Kernel, param: str) -> ast.Call | str:
+    """The one `tl.store(param + program_id(0), value)` of the first kernel."""
+    env = single_assignments(kernel.fn.body)
+    uses = [n for n in ast.walk(kernel.fn) if isinstance(n, ast.Name) and n.id == param]
+    stores = [n for n in ast.walk(kernel.fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) == "store"
+              and n.args and isinstance(n.args[0], ast.BinOp) and ast.unparse(n.args[0].left) == param]
+    if len(stores) != 1 or len(uses) != 1 or len(stores[0].args) != 2 or stores[0].keywords:
+        return "does not store to its partials exactly once, unmasked"
+    index = Expand(env).visit(stores[0].args[0].right)
+    if not (isinstance(index, ast.Call) and ks.tl_op(index.func) == "program_id"
+            and ast.unparse(index.args[0] if index.args else index.keywords[0].value) == "0"):
+        return "stores its partial somewhere else than at its program id"
+    if any(isinstance(n, (ast.For, ast.While, ast.If)) for n in ast.walk(kernel.fn)):
+        return "is not straight-line code around its partial"
+    return stores[0]
+
+
+def _final_sum(ks: KernelSource, kernel: Kernel) -> tuple[str, str, str] | str:
+    """(partials, count, out) parameters of `acc = 0; for s in range(0, count, B): acc += load(partials + ...);
+    store(out, sum(acc))`."""
+    body = kernel.fn.body
+    loops = [s for s in body if isinstance(s, ast.For)]
+    if len(body) != 3 or len(loops) != 1 or body[1] is not loops[0]:
+        return "is not 'acc = zeros; one loop adding loads; store the sum'"
+    init, loop, last = body
+    if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and isinstance(init.targets[0], ast.Name)):
+        return "does not start from an accumulator"
+    acc = init.targets[0].id
+    zero = init.value
+    if not ((isinstance(zero, ast.Constant) and zero.value == 0) or
+            (isinstance(zero, ast.Call) and ks.tl_op(zero.func) == "zeros")):
+        return "does not start its accumulator at zero"
+    it = loop.iter
+    if not (isinstance(it, ast.Call) and len(it.args) == 3 and ast.unparse(it.args[0]) == "0"
+            and isinstance(it.args[1], ast.Name)):
+        return "does not loop from 0 over a count of partials"
+    count = it.args[1].id
+    adds = [s for s in loop.body if isinstance(s, ast.AugAssign)]
+    if len(adds) != 1 or not isinstance(adds[0].op, ast.Add) or ast.unparse(adds[0].target) != acc:
+        return "does not add one load per step to its accumulator"
+    load = adds[0].value
+    if not (isinstance(load, ast.Call) and ks.tl_op(load.func) == "load" and isinstance(load.args[0], ast.BinOp)
+            and isinstance(load.args[0].left, ast.Name)):
+        return "does not add a load of the partials"
+    other = next((k.value for k in load.keywords if k.arg == "other"), None)
+    if other is None or ast.unparse(other) not in ("0", "0.0"):
+        return "does not fill masked partials with zero"
+    env = single_assignments(loop.body)
+    tl = ast.unparse(load.func.value)
+    index = ast.unparse(Expand(env).visit(load.args[0].right))
+    mask = next((k.value for k in load.keywords if k.arg == "mask"), None)
+    step = ast.unparse(it.args[2])
+    if not isinstance(loop.target, ast.Name) or index != f"{loop.target.id} + {tl}.arange(0, {step})" \
+            or mask is None or ast.unparse(Expand(env).visit(mask)) != f"{index} < {count}":
+        return "does not read each partial once (index s + arange(0, BLOCK), mask below the count)"
+    if any(isinstance(n, ast.Call) and (ks.tl_op(n.func) or "").startswith(("store", "atomic"))
+           for s in loop.body for n in ast.walk(s)):
+        return "writes memory inside its loop"
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and ks.tl_op(last.value.func) == "store"
+            and isinstance(last.value.args[0], ast.Name) and len(last.value.args) == 2):
+        return "does not end by storing one value"
+    total = last.value.args[1]
+    if not (isinstance(total, ast.Call) and ks.tl_op(total.func) == "sum" and ast.unparse(total.args[0]) == acc):
+        return "does not store the sum of its accumulator"
+    return load.args[0].left.id, count, last.value.args[0].id

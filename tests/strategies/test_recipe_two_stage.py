@@ -1,0 +1,48 @@
+"""The collapse_two_stage recipe (`-k recipe`): a partial-sums kernel and a one-program final
+sum become one launch that adds its partials atomically; correct in Triton's interpreter, and
+refused wherever the final kernel is not exactly the sum of one partial per program."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT
+from tests.strategies.judged import assert_correct
+from tritonforge.strategies.recipes import Rewrite
+from tritonforge.strategies.recipes.two_stage import CollapseTwoStage
+
+TWO_STAGE = ROOT / "benchmarks" / "corpus" / "sum_squares_two_stage.py"
+ENTRY = "sum_of_squares"
+
+
+def test_recipe_collapse_two_stage_adds_partials_atomically_in_one_launch(tmp_path):
+    result = CollapseTwoStage().rewrite(TWO_STAGE.read_text(), ENTRY)
+    assert isinstance(result, Rewrite), result
+    entry = result.source[result.source.index("def sum_of_squares"):result.source.index("def reference")]
+    assert "final_sum_kernel[" not in entry and "out.zero_()" in entry
+    assert "tl.atomic_add(collapsed_out_ptr, tl.sum(x * x, axis=0))" in result.source
+    assert_correct(TWO_STAGE, result.source, tmp_path)
+
+
+@pytest.mark.parametrize("edit, why", [
+    (("final_sum_kernel[(1,)]", "final_sum_kernel[(2,)]"), "not launched on a grid of one program"),
+    (("(partials, out, n_partials, BLOCK_SIZE=FINAL_BLOCK)", "(partials, out, n_partials - 1, BLOCK_SIZE=FINAL_BLOCK)"),
+     "exactly one partial per program"),
+    (("    return out\n", "    return out + partials[0] * 0\n"), "uses 'partials' after the final kernel"),
+    (("tl.store(partial_ptr + pid, tl.sum(x * x, axis=0))", "tl.store(partial_ptr + (pid + 1), tl.sum(x * x, axis=0))"),
+     "stores its partial somewhere else"),
+    (("acc += tl.load(partial_ptr + offsets, mask=offsets < n_partials, other=0.0)",
+      "acc += tl.load(partial_ptr + offsets, mask=offsets < n_partials, other=1.0)"), "fill masked partials with zero"),
+    (("offsets = start + tl.arange(0, BLOCK_SIZE)\n        acc", "offsets = start + 2 * tl.arange(0, BLOCK_SIZE)\n        acc"),
+     "read each partial once"),
+])
+def test_recipe_collapse_two_stage_refuses_what_is_not_one_sum_of_the_partials(edit, why):
+    source = TWO_STAGE.read_text()
+    assert edit[0] in source
+    result = CollapseTwoStage().rewrite(source.replace(edit[0], edit[1], 1), ENTRY)
+    assert isinstance(result, str) and why in result, result
+
+
+def test_recipe_collapse_two_stage_refuses_elementwise_chains_and_single_launches():
+    assert "is not 'acc = zeros" in CollapseTwoStage().rewrite((EXAMPLES / "silu_mul.py").read_text(), "silu_mul")
+    assert "fewer than two kernel launches" in CollapseTwoStage().rewrite((EXAMPLES / "col_sum.py").read_text(), "col_sum")
