@@ -18,3 +18,11 @@ def assert_correct(problem: Path, source: str, tmp_path: Path) -> None:
     with Session(problem, SessionOptions(evaluation=CPU)) as session:
         verdict = session.evaluator.evaluate(path)
     assert verdict.correct, verdict.message
+
+
+def refusal(recipe, source: str, entry: str, edit: tuple[str, str]) -> str:
+    """Why `recipe` refuses `source` with `edit` (old, new) made once; fails if it rewrites it."""
+    assert edit[0] in source
+    result = recipe.rewrite(source.replace(edit[0], edit[1], 1), entry)
+    assert isinstance(result, str), f"rewrote it: {getattr(result, 'note', result)}"
+    return result

@@ -22,6 +22,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
+from tritonforge.strategies.recipes.host import entry_launches
 
 _NOT_ELEMENTWISE = ("sum", "max", "min", "reduce", "cumsum", "cumprod", "dot", "argmax", "argmin", "num_programs",
                     "associative_scan", "histogram", "sort", "debug_barrier")
@@ -32,15 +33,13 @@ class FuseElementwise(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        fn = next((n for n in ks.tree.body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
-        if fn is None:
-            return f"no function '{entry}' at the top level"
-        launches = [(i, s, s.value, ks.kernels[s.value.func.value.id]) for i, s in enumerate(fn.body)
-                    if isinstance(s, ast.Expr) and _launch_of(ks, s.value)]
-        if len(launches) < 2:
-            return "fewer than two kernel launches in the entry's own body"
+        found = entry_launches(ks, entry)
+        if isinstance(found, str):
+            return found
+        fn, launches = found
         reasons = []
-        for (i, sa, ca, ka), (j, sb, cb, kb) in zip(launches, launches[1:]):
+        for a, b in zip(launches, launches[1:]):
+            (i, sa, ca, ka), (j, sb, cb, kb) = (a.index, a.stmt, a.call, a.kernel), (b.index, b.stmt, b.call, b.kernel)
             plan = _pair(ks, fn, (i, ca, ka), (j, cb, kb))
             if isinstance(plan, str):
                 reasons.append(f"{ka.name} then {kb.name}: {plan}")
@@ -57,11 +56,6 @@ class FuseElementwise(Recipe):
                            f"{ka.name} and {kb.name}: one launch, the temporary '{plan.tmp}' kept in registers"
                            + ("" if plan.keep_store else " and no longer written"))
         return "; ".join(reasons)
-
-
-def _launch_of(ks: KernelSource, call: ast.AST) -> bool:
-    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
-            and isinstance(call.func.value, ast.Name) and call.func.value.id in ks.kernels)
 
 
 class _Pair:

@@ -22,6 +22,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
+from tritonforge.strategies.recipes.host import entry_launches
 
 OUT = "collapsed_out_ptr"
 
@@ -31,16 +32,14 @@ class CollapseTwoStage(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        fn = next((n for n in ks.tree.body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
-        if fn is None:
-            return f"no function '{entry}' at the top level"
-        launches = [(i, s) for i, s in enumerate(fn.body) if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-                    and isinstance(s.value.func, ast.Subscript) and isinstance(s.value.func.value, ast.Name)
-                    and s.value.func.value.id in ks.kernels]
+        found = entry_launches(ks, entry)
+        if isinstance(found, str):
+            return found
+        fn, launches = found
         reasons = []
-        for (i, sa), (j, sb) in zip(launches, launches[1:]):
-            ka, kb = ks.kernels[sa.value.func.value.id], ks.kernels[sb.value.func.value.id]
-            plan = _plan(ks, fn, (i, sa.value, ka), (j, sb.value, kb))
+        for a, b in zip(launches, launches[1:]):
+            sa, sb, ka, kb = a.stmt, b.stmt, a.kernel, b.kernel
+            plan = _plan(ks, fn, (a.index, a.call, ka), (b.index, b.call, kb))
             if isinstance(plan, str):
                 reasons.append(f"{ka.name} then {kb.name}: {plan}")
                 continue
@@ -54,7 +53,7 @@ class CollapseTwoStage(Recipe):
                      Edit(Place(sb.lineno, 0, sb.end_lineno + 1, 0), "")]
             return Rewrite(apply_edits(source, edits),
                            f"{ka.name} adds its partial sums into '{out}' atomically; {kb.name} is not launched")
-        return "; ".join(reasons) or "fewer than two kernel launches in the entry's own body"
+        return "; ".join(reasons)
 
 
 def _params_end(kernel: Kernel) -> tuple[int, int]:
