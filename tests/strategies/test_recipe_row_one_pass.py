@@ -30,7 +30,8 @@ def test_recipe_row_one_pass_reads_a_three_pass_softmax_row_once_on_both_paths(t
     result = RowOnePass().rewrite(SOFTMAX.read_text(), "softmax")
     assert isinstance(result, Rewrite) and "2 later loads reuse the first" in result.note
     assert _loads_in_one_pass_branch(result.source) == 1  # three loads of the row before
-    assert "ROW_ONE_PASS=n_cols <= 64" in result.source
+    assert "row_block = triton.next_power_of_2(n_cols) if n_cols <= 64 else 128" in result.source
+    assert "BLOCK=row_block, ROW_ONE_PASS=n_cols <= row_block" in result.source
     assert_correct(SOFTMAX, result.source, tmp_path)
 
 
@@ -82,3 +83,12 @@ def test_recipe_row_one_pass_refuses_an_autotuned_block_and_a_file_already_rewri
     assert isinstance(RowOnePass().rewrite(autotuned, "x"), str)
     once = RowOnePass().rewrite(SOFTMAX.read_text(), "softmax").source
     assert "already has a one-pass path" in RowOnePass().rewrite(once, "softmax")
+
+
+def test_recipe_row_one_pass_stays_right_whatever_later_moves_do_to_its_cap(tmp_path):
+    # The launch search may move the cap (16384) or the fallback block (128): the flag follows
+    # the block the launch actually gets, so a row never takes the one-pass path it does not fit.
+    once = RowOnePass().rewrite(SOFTMAX.read_text(), "softmax").source
+    moved = once.replace("if n_cols <= 16384 else 128", "if n_cols <= 32 else 128")
+    assert moved != once
+    assert_correct(SOFTMAX, moved, tmp_path)  # 300 columns: the loops, with blocks of 128

@@ -123,3 +123,17 @@ def test_recipe_search_makes_a_two_kernel_chain_one_launch(tmp_path):
     best, summary = _optimized(CHAIN, tmp_path)
     assert summary["best"]["params"].get("recipes") == ["fuse_elementwise"], summary["best"]
     assert launches_in(best, ENTRY) == 1
+
+
+def test_recipe_lineage_survives_launch_moves_and_names_what_changes_rounding():
+    from tritonforge.strategies.recipes import recipes_in
+
+    base = Candidate("base", "baseline")
+    fused = Candidate("fused", "recipes", params={"recipes": ["fuse_elementwise"]}, parent=base.key)
+    one_pass = Candidate("one pass", "recipes", params={"recipes": ["fuse_elementwise", "row_one_pass"]},
+                         parent=fused.key)
+    tuned = Candidate("tuned", "launch_params", params={"x.BLOCK": 1024}, parent=one_pass.key)
+    found = recipes_in(tuned, [base, fused, one_pass, tuned])
+    assert list(found) == ["fuse_elementwise", "row_one_pass"]
+    assert found["fuse_elementwise"] == "" and "one block" in found["row_one_pass"]
+    assert recipes_in(Candidate("other", "launch_params", parent=base.key), [base]) == {}

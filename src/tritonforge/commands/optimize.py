@@ -28,6 +28,7 @@ from tritonforge.store.run_dir import (RunError, check_same_run, create_store, p
                                        run_lock)
 from tritonforge.strategies import registry
 from tritonforge.strategies.base import Strategy
+from tritonforge.strategies.recipes import recipes_in
 
 __all__ = ["OptimizeOptions", "OptimizeOutcome", "RunError", "optimize"]
 
@@ -132,7 +133,8 @@ def _search(session: Session, problem_path: Path, source: str, run_dir: Path, st
                        wall_s=result.wall_s, statuses=statuses, run_dir=run_dir,
                        launch_parameters=_launch_parameters(store, result, source, problem.entry),
                        floors_ms=floors(wait_s=_FLOOR_WAIT_S) if floors else {},
-                       second_opinion=opinion.to_json() if opinion else None)
+                       second_opinion=opinion.to_json() if opinion else None,
+                       recipes=recipes_in(result.best, [o.candidate for o in result.history]))
         files = write_run_files(run_dir, baseline_source=source, best_source=result.best.source,
                                 problem_name=problem_path.name, summary_data=data, history=result.history)
         store.set_state("finished")

@@ -19,10 +19,12 @@ from tritonforge.report.launch_parameters import markdown_table
 def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdict, best: Any, improved: bool,
             tried: int, rounds: int, stop_reason: str, wall_s: float, statuses: Counter,
             run_dir: Path, launch_parameters: dict[str, Any] | None = None,
-            floors_ms: dict[str, float] | None = None, second_opinion: dict[str, Any] | None = None) -> dict[str, Any]:
+            floors_ms: dict[str, float] | None = None, second_opinion: dict[str, Any] | None = None,
+            recipes: dict[str, str] | None = None) -> dict[str, Any]:
     """The machine-readable result of a run. `best` is the best Candidate; `launch_parameters`
     comes from `report.launch_parameters.launch_parameters`; `floors_ms`: the roofline floor per
-    case; `second_opinion`: evaluate.second_opinion's re-timing of the best."""
+    case; `second_opinion`: evaluate.second_opinion's re-timing of the best; `recipes`: the
+    rewrite recipes in the best, each with how it can change rounding ("" if it cannot)."""
     cases = []
     for base_cv, best_cv in zip(baseline.cases, best_verdict.cases):
         best_t = best_cv.candidate if improved else best_cv.baseline
@@ -56,7 +58,8 @@ def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdic
         "improved": improved,
         "result": _result_line(improved, up, len(cases)),
         "speedup": asdict(up) if up else {"value": 1.0, "ci_low": 1.0, "ci_high": 1.0},
-        "best": {"key": best.key, "origin": best.origin, "description": best.description, "params": best.params},
+        "best": {"key": best.key, "origin": best.origin, "description": best.description, "params": best.params,
+                 "recipes": list(recipes or {}), "rounding": {k: v for k, v in (recipes or {}).items() if v}},
         "cases": cases,
         "slower_cases": [c["case"] for c in cases if c["slower_than_baseline"]],
         "timing": best_verdict.timing_label,
@@ -131,8 +134,13 @@ def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
                       "the best was chosen on an earlier timing that did not show it.", ""]
     lines += _second_opinion_lines(s.get("second_opinion"))
     best = s["best"]
-    lines += ["", f"Best: `{best['key']}` from {best['origin']}: {best['description'] or '-'}.", "",
-              f"Search: {s['candidates_tried']} candidates in {s['rounds']} rounds, {s['wall_s']} s; "
+    lines += ["", f"Best: `{best['key']}` from {best['origin']}: {best['description'] or '-'}.", ""]
+    if best.get("recipes"):
+        lines += [f"Recipes in the best file: {', '.join(best['recipes'])}."]
+        lines += [f"- {name} {how}: a reassociation, judged against the tolerance like every candidate."
+                  for name, how in best.get("rounding", {}).items()]
+        lines += [""]
+    lines += [f"Search: {s['candidates_tried']} candidates in {s['rounds']} rounds, {s['wall_s']} s; "
               f"stopped: {s['stop_reason']}. Verdicts: "
               + ", ".join(f"{k} {v}" for k, v in sorted(s["verdicts"].items())) + ".", ""]
     if history:

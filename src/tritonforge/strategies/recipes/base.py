@@ -16,6 +16,9 @@ class Rewrite:
 
 class Recipe(ABC):
     name: ClassVar[str]  # recorded in the candidates it makes (params["recipes"])
+    # How the rewrite can change results beyond the original's rounding ("" when it cannot):
+    # named in the summary and the report; the result is judged against the tolerance anyway.
+    rounding: ClassVar[str] = ""
 
     @abstractmethod
     def rewrite(self, source: str, entry: str) -> Rewrite | str:

@@ -33,6 +33,7 @@ FLAG = "ROW_ONE_PASS"
 
 class RowOnePass(Recipe):
     name = "row_one_pass"
+    rounding = "reduces each row in one block instead of block by block (another order of additions)"
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
@@ -47,7 +48,9 @@ class RowOnePass(Recipe):
                 reasons.append(f"{kernel.name}: {plan}")
                 continue
             launches = _launches(ks, kernel)
-            host = [_host_edits(ks, kernel, call, plan, triton) for call in launches]
+            taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
+            names = [_fresh("row_block", taken) for _ in launches]
+            host = [_host_edits(ks, kernel, call, plan, triton, var) for call, var in zip(launches, names)]
             bad = next((h for h in host if isinstance(h, str)), None)
             if not launches or bad:
                 reasons.append(f"{kernel.name}: {bad or 'no launch of it in this file'}")
@@ -68,6 +71,13 @@ class _Plan:
         self.first, self.last = first, last  # indexes of the first and last row loop in the kernel body
         self.bound, self.block = bound, block  # the kernel parameters the loops run to and step by
         self.body, self.reused = body, reused
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
 
 
 def _alias(ks: KernelSource, home: str) -> str | None:
@@ -258,21 +268,47 @@ def _launches(ks: KernelSource, kernel: Kernel) -> list[ast.Call]:
             and isinstance(n.func.value, ast.Name) and n.func.value.id == kernel.name]
 
 
-def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, triton: str) -> list[Edit] | str:
+def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, triton: str,
+                var: str) -> list[Edit] | str:
+    """The launch takes its block from a new local `var` set just before the statement that
+    launches, and the flag says whether the row fits that block: whatever later edits do to
+    the cap or the fallback block, the one-pass path runs only where it is right."""
     args = call_arguments(call, kernel.params)
     n, block = args.get(plan.bound), args.get(plan.block)
     if n is None or block is None:
         return f"its launch does not pass {plan.bound} and {plan.block}"
     if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return "its launch passes arguments with * or **"
+    stmt = _statement_of(ks, call)
+    if stmt is None:
+        return "its launch is not inside a function's statements"
     rows = ks.text(n)
-    fits = f"{rows} <= {CAP}"
-    edits = [Edit(Place.of(block), f"({triton}.next_power_of_2({rows}) if {fits} else {ks.text(block)})"),
-             insert_keyword(call, FLAG, fits, order=1)]
+    fits = f"{rows} <= {var}"
+    edits = [Edit(Place.point(stmt.lineno, stmt.col_offset),
+                  f"{var} = {triton}.next_power_of_2({rows}) if {rows} <= {CAP} else {ks.text(block)}  "
+                  f"# the block a row is read in (row_one_pass)\n" + " " * stmt.col_offset),
+             Edit(Place.of(block), var), insert_keyword(call, FLAG, fits, order=1)]
     warps = next((k for k in call.keywords if k.arg == "num_warps"), None)
-    wide = f"min(16, max(4, {triton}.next_power_of_2({rows}) // 256))"  # 8 to 32 elements a thread
+    wide = f"min(16, max(4, {var} // 256))"  # 8 to 32 elements a thread
     if warps is None:
         edits.append(insert_keyword(call, "num_warps", f"({wide} if {fits} else 4)", order=2))
     else:
         edits.append(Edit(Place.of(warps.value), f"({wide} if {fits} else {ks.text(warps.value)})"))
     return edits
+
+
+def _statement_of(ks: KernelSource, call: ast.Call) -> ast.stmt | None:
+    """The innermost statement of a function body that holds `call`."""
+    found = None
+    for node in ast.walk(ks.tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            for stmt in stmts if isinstance(stmts, list) else []:
+                if isinstance(stmt, ast.stmt) and not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) \
+                        and any(n is call for n in ast.walk(stmt)) and not _compound(stmt):
+                    found = stmt
+    return found
+
+
+def _compound(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncWith, ast.AsyncFor))

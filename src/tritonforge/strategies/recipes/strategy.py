@@ -52,3 +52,19 @@ def _try(recipe: Recipe, source: str, entry: str) -> Rewrite | str:
         return recipe.rewrite(source, entry)
     except Exception as e:  # noqa: BLE001
         return f"the recipe failed on this file: {type(e).__name__}: {e}"
+
+
+def recipes_in(best: Candidate, judged: list[Candidate]) -> dict[str, str]:
+    """The recipes that made `best`, through its ancestors among `judged` (a launch-value move
+    on a rewritten file keeps the rewrite), each with how it can change rounding ("" if not)."""
+    by_key = {c.key: c for c in judged}
+    names: list[str] = []
+    seen: set[str] = set()
+    node: Candidate | None = best
+    while node is not None and node.key not in seen:
+        seen.add(node.key)
+        if node.origin == RecipeStrategy.name:
+            names = [n for n in node.params.get("recipes", []) if n not in names] + names
+        node = by_key.get(node.parent) if node.parent else None
+    notes = {cls.name: cls.rounding for cls in RECIPES}
+    return {n: notes.get(n, "") for n in names}
