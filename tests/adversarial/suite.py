@@ -94,6 +94,7 @@ ROWS: list[Row] = [
     _row("vector_add", "bend_comparison_by_name", S.REJECTED, S.REJECTED),
     _row("vector_add", "bend_check_code", S.REJECTED, S.REJECTED),
     _row("vector_add", "thread_left_behind", S.REJECTED, S.REJECTED),
+    _row("vector_add", "bend_handoff_when_timed", S.REJECTED, S.REJECTED),
     # The compile pool calls the entry too (to capture its launches), in a worker it reuses.
     _row("vector_add", "patch_in_compile", S.REJECTED, S.REJECTED, cpu_via="compile_pool", gpu_via="compile_pool"),
     _row("vector_add", "side_stream", None, S.REJECTED),  # no streams in the interpreter

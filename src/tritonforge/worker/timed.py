@@ -63,6 +63,9 @@ class TimedCalls(CandidateCalls):
             raise classify(e) from None
         if self.violations:
             raise CandidateFault(Status.REJECTED, f"while timed, {self.violations[0]}", fatal=True)
+        tampered = self.integrity.violations()  # before the evaluator's own code packs what was kept
+        if tampered:
+            raise CandidateFault(Status.REJECTED, f"while timed, the candidate replaced {tampered}", fatal=True)
         # The calls picked for checking go to the referee, with the seeds of their inputs.
         kept = [{"rep": rep, "seed": seed + 1 + rep, "outputs": self.outbox.package(got)}
                 for (_, rep), got in sorted(m.kept.items(), key=lambda kv: kv[0][1])]
