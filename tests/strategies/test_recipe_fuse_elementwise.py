@@ -57,4 +57,15 @@ def test_recipe_fuse_elementwise_refuses_a_two_stage_reduction_and_a_single_laun
     corpus = ROOT / "benchmarks" / "corpus"
     assert "not elementwise (tl.sum)" in FuseElementwise().rewrite(
         (corpus / "sum_squares_two_stage.py").read_text(), "sum_of_squares")
-    assert "fewer than two kernel launches" in FuseElementwise().rewrite((EXAMPLES / "vector_add.py").read_text(), "add")
+    assert "no two kernel launches in one block" in FuseElementwise().rewrite((EXAMPLES / "vector_add.py").read_text(), "add")
+
+
+def test_recipe_fuse_elementwise_reaches_launches_inside_a_with_block(tmp_path):
+    source = CHAIN.read_text().replace(
+        "    _bias_gelu_kernel[grid](", "    with torch.no_grad():\n        _bias_gelu_kernel[grid](").replace(
+        "    _scaled_residual_kernel[grid](", "        _scaled_residual_kernel[grid](")
+    result = FuseElementwise().rewrite(source, ENTRY)
+    assert isinstance(result, Rewrite), result
+    assert "    with torch.no_grad():\n        _bias_gelu_kernel__scaled_residual_kernel[grid](" in result.source
+    assert launches_in(result.source, ENTRY) == 1
+    assert_correct(CHAIN, result.source, tmp_path)

@@ -22,7 +22,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
-from tritonforge.strategies.recipes.host import entry_launches
+from tritonforge.strategies.recipes.host import Launch, entry_launches, used_after, used_between
 
 _NOT_ELEMENTWISE = ("sum", "max", "min", "reduce", "cumsum", "cumprod", "dot", "argmax", "argmin", "num_programs",
                     "associative_scan", "histogram", "sort", "debug_barrier")
@@ -36,11 +36,11 @@ class FuseElementwise(Recipe):
         found = entry_launches(ks, entry)
         if isinstance(found, str):
             return found
-        fn, launches = found
+        fn, pairs = found
         reasons = []
-        for a, b in zip(launches, launches[1:]):
-            (i, sa, ca, ka), (j, sb, cb, kb) = (a.index, a.stmt, a.call, a.kernel), (b.index, b.stmt, b.call, b.kernel)
-            plan = _pair(ks, fn, (i, ca, ka), (j, cb, kb))
+        for a, b in pairs:
+            sa, sb, ca, cb, ka, kb = a.stmt, b.stmt, a.call, b.call, a.kernel, b.kernel
+            plan = _pair(ks, fn, a, b)
             if isinstance(plan, str):
                 reasons.append(f"{ka.name} then {kb.name}: {plan}")
                 continue
@@ -120,8 +120,8 @@ def _index(call: ast.Call, env: dict[str, ast.expr], rename: dict[str, str] | No
     return "|".join(out)
 
 
-def _pair(ks: KernelSource, fn: ast.FunctionDef, first: tuple, second: tuple) -> _Pair | str:
-    (i, ca, ka), (j, cb, kb) = first, second
+def _pair(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) -> _Pair | str:
+    ca, ka, cb, kb = first.call, first.kernel, second.call, second.kernel
     acc_a, acc_b = _accesses(ks, ka), _accesses(ks, kb)
     if isinstance(acc_a, str) or isinstance(acc_b, str):
         return f"{ka.name if isinstance(acc_a, str) else kb.name} is {acc_a if isinstance(acc_a, str) else acc_b}"
@@ -143,8 +143,7 @@ def _pair(ks: KernelSource, fn: ast.FunctionDef, first: tuple, second: tuple) ->
         return "the second does not load what the first stores (through a temporary named in the entry)"
     pa, pb = tmp
     name = args_a[pa]
-    between = fn.body[i + 1:j]
-    if any(isinstance(n, ast.Name) and n.id == name for s in between for n in ast.walk(s)):
+    if used_between(first, second, {name}):
         return f"'{name}' is used between the two launches"
     for p in {p for p, a in acc_b.items() if a["store"]}:
         if args_b[p] in args_a.values():
@@ -168,9 +167,7 @@ def _pair(ks: KernelSource, fn: ast.FunctionDef, first: tuple, second: tuple) ->
     store_at = _index(acc_a[pa]["store"][0], env_a)
     if any(_index(load, env_b, rename) != store_at for load in acc_b[pb]["load"]):
         return "the second loads the temporary at another index or under another mask than the first stored it"
-    after = fn.body[j + 1:]
-    keep = any(isinstance(n, ast.Name) and n.id == name for s in after for n in ast.walk(s))
-    return _Pair(name, pa, pb, rename, extra, keep)
+    return _Pair(name, pa, pb, rename, extra, used_after(fn, second.stmt.end_lineno, name))
 
 
 def _stored(fn: ast.FunctionDef) -> set[str]:

@@ -1,31 +1,65 @@
-"""The entry's own launches, for recipes that rewrite more than one kernel at once."""
+"""The entry's own launches, for recipes that rewrite more than one kernel at once.
+
+Launches count where they are statements of the entry: in its body, or in the body of a
+block inside it (`with torch.cuda.device(x.device):`, an `if`), so that two launches can be
+paired only when they sit in the same list of statements.
+"""
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource
 
 
 @dataclass(frozen=True)
 class Launch:
-    """One `kernel[grid](...)` statement of the entry's body."""
+    """One `kernel[grid](...)` statement of the entry."""
 
-    index: int  # its position in the entry's body
+    index: int  # its position in `block`
     stmt: ast.Expr
     call: ast.Call
     kernel: Kernel
+    block: list[ast.stmt] = field(compare=False)  # the statements it is one of
 
 
-def entry_launches(ks: KernelSource, entry: str) -> tuple[ast.FunctionDef, list[Launch]] | str:
-    """The entry function and the launches written as statements of its own body, or why not."""
+def entry_launches(ks: KernelSource, entry: str) -> tuple[ast.FunctionDef, list[tuple[Launch, Launch]]] | str:
+    """The entry function and each pair of consecutive launches in one list of its statements,
+    or why there is none."""
     fn = next((n for n in ks.tree.body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
     if fn is None:
         return f"no function '{entry}' at the top level"
-    launches = [Launch(i, s, s.value, ks.kernels[s.value.func.value.id]) for i, s in enumerate(fn.body)
-                if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Subscript)
-                and isinstance(s.value.func.value, ast.Name) and s.value.func.value.id in ks.kernels]
-    if len(launches) < 2:
-        return "fewer than two kernel launches in the entry's own body"
-    return fn, launches
+    pairs = []
+    for block in _blocks(fn):
+        launches = [Launch(i, s, s.value, ks.kernels[s.value.func.value.id], block) for i, s in enumerate(block)
+                    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                    and isinstance(s.value.func, ast.Subscript) and isinstance(s.value.func.value, ast.Name)
+                    and s.value.func.value.id in ks.kernels]
+        pairs += list(zip(launches, launches[1:]))
+    if not pairs:
+        return "no two kernel launches in one block of the entry's statements"
+    return fn, pairs
+
+
+def _blocks(fn: ast.FunctionDef) -> list[list[ast.stmt]]:
+    out = [fn.body]
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.FunctionDef, ast.Lambda)) and node is not fn:
+            continue
+        for name in ("body", "orelse", "finalbody"):
+            value = getattr(node, name, None)
+            if node is not fn and isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                out.append(value)
+    return out
+
+
+def used_after(fn: ast.FunctionDef, line: int, name: str) -> bool:
+    """Whether the entry reads or writes `name` on a line after `line`."""
+    return any(isinstance(n, ast.Name) and n.id == name and n.lineno > line for n in ast.walk(fn))
+
+
+def used_between(first: Launch, second: Launch, names: set[str]) -> bool:
+    """Whether a statement between the two launches names any of `names`."""
+    return any(isinstance(n, ast.Name) and n.id in names
+               for s in first.block[first.index + 1:second.index] for n in ast.walk(s))

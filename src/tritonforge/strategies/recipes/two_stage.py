@@ -22,7 +22,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
-from tritonforge.strategies.recipes.host import entry_launches
+from tritonforge.strategies.recipes.host import Launch, entry_launches, used_after, used_between
 
 OUT = "collapsed_out_ptr"
 
@@ -36,11 +36,11 @@ class CollapseTwoStage(Recipe):
         found = entry_launches(ks, entry)
         if isinstance(found, str):
             return found
-        fn, launches = found
+        fn, pairs = found
         reasons = []
-        for a, b in zip(launches, launches[1:]):
+        for a, b in pairs:
             sa, sb, ka, kb = a.stmt, b.stmt, a.kernel, b.kernel
-            plan = _plan(ks, fn, (a.index, a.call, ka), (b.index, b.call, kb))
+            plan = _plan(ks, fn, a, b)
             if isinstance(plan, str):
                 reasons.append(f"{ka.name} then {kb.name}: {plan}")
                 continue
@@ -66,8 +66,8 @@ def _params_end(kernel: Kernel) -> tuple[int, int]:
     return end.end_lineno, end.end_col_offset
 
 
-def _plan(ks: KernelSource, fn: ast.FunctionDef, first: tuple, second: tuple) -> tuple[ast.Call, str] | str:
-    (i, ca, ka), (j, cb, kb) = first, second
+def _plan(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) -> tuple[ast.Call, str] | str:
+    ca, ka, cb, kb = first.call, first.kernel, second.call, second.kernel
     if ka.autotuned or kb.autotuned or ka.heuristics:
         return "autotuned or with heuristics"
     args_a = {k: ks.text(v) for k, v in call_arguments(ca, ka.params).items()}
@@ -88,11 +88,12 @@ def _plan(ks: KernelSource, fn: ast.FunctionDef, first: tuple, second: tuple) ->
     if args_b.get(count_b) != _grid(ks, ca):
         return f"{kb.name} does not sum exactly one partial per program of {ka.name}"
     out = args_b.get(out_b, "")
-    if not out.isidentifier() or not any(_assigns(s, out) for s in fn.body[:i]):
+    made = [n for n in ast.walk(fn) if isinstance(n, ast.Assign) and _assigns(n, out)]
+    if not out.isidentifier() or not made or max(n.end_lineno for n in made) >= first.stmt.lineno:
         return "the output is not a name made before the first launch"
-    if any(isinstance(n, ast.Name) and n.id == partials for s in fn.body[j + 1:] for n in ast.walk(s)):
+    if used_after(fn, second.stmt.end_lineno, partials):
         return f"the entry uses '{partials}' after the final kernel"
-    if any(isinstance(n, ast.Name) and n.id in (partials, out) for s in fn.body[i + 1:j] for n in ast.walk(s)):
+    if used_between(first, second, {partials, out}):
         return "the partials or the output are used between the launches"
     return store, out
 
