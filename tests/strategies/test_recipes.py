@@ -79,11 +79,15 @@ def _state(best: Candidate) -> SearchState:
 def test_recipe_strategy_offers_each_recipe_once_and_says_why_not():
     strategy = RecipeStrategy()
     assert strategy.applies(MM_2D.read_text(), "mm") and not strategy.applies((EXAMPLES / "vector_add.py").read_text(), "add")
-    [grouped] = strategy.propose(_state(Candidate(MM_2D.read_text(), "baseline")), 4)
-    assert grouped.origin == "recipes" and grouped.params == {"recipes": ["tile_order"]}
-    assert strategy.propose(_state(grouped), 4) == []
+    proposed = strategy.propose(_state(Candidate(MM_2D.read_text(), "baseline")), 4)
+    assert [c.params["recipes"] for c in proposed] == [["split_k"], ["tile_order"]]
+    grouped = proposed[1]
+    assert grouped.origin == "recipes"
+    [then] = strategy.propose(_state(grouped), 4)  # on the grouped file, the other recipe only
+    assert then.params == {"recipes": ["tile_order", "split_k"]}
     assert strategy.describe_space()["not_applied"]["tile_order"] == "already in the best file"
     assert "fewer than two passes" in strategy.describe_space()["not_applied"]["row_one_pass"]
+    assert strategy.propose(_state(then), 4) == []
 
 
 @pytest.mark.slow
@@ -99,7 +103,10 @@ def test_recipe_then_launch_values_in_one_run(tmp_path):
 def _optimized(problem, tmp_path, budget=6) -> tuple[str, dict]:
     import json
 
-    options = OptimizeOptions(out=tmp_path / "run", evaluation=CPU,
+    # Five timed calls a case: in the interpreter a launch move changes nothing but noise, which
+    # one call a case can mistake for a speedup on a busy machine.
+    steady = EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=5))
+    options = OptimizeOptions(out=tmp_path / "run", evaluation=steady,
                               search=SearchConfig(budget=budget, minutes=None, per_round=6, patience=2))
     optimize(problem, options)
     return (tmp_path / "run" / "best.py").read_text(), json.loads((tmp_path / "run" / "summary.json").read_text())
@@ -110,7 +117,7 @@ def test_recipe_search_reads_a_three_pass_softmax_row_once(tmp_path):
     import ast
 
     best, summary = _optimized(EXAMPLES / "softmax.py", tmp_path)
-    assert "row_one_pass" in summary["best"]["params"].get("recipes", []), summary["best"]
+    assert "row_one_pass" in summary["best"]["recipes"], summary["best"]
     branch = next(n for n in ast.walk(ast.parse(best)) if isinstance(n, ast.If) and ast.unparse(n.test) == "ROW_ONE_PASS")
     loads = [n for s in branch.body for n in ast.walk(s) if isinstance(n, ast.Call) and ast.unparse(n.func) == "tl.load"]
     assert len(loads) == 1  # the baseline loads each row three times
@@ -121,7 +128,7 @@ def test_recipe_search_makes_a_two_kernel_chain_one_launch(tmp_path):
     from tests.strategies.test_recipe_fuse_elementwise import CHAIN, ENTRY, launches_in
 
     best, summary = _optimized(CHAIN, tmp_path)
-    assert summary["best"]["params"].get("recipes") == ["fuse_elementwise"], summary["best"]
+    assert "fuse_elementwise" in summary["best"]["recipes"], summary["best"]
     assert launches_in(best, ENTRY) == 1
 
 

@@ -63,3 +63,19 @@ def used_between(first: Launch, second: Launch, names: set[str]) -> bool:
     """Whether a statement between the two launches names any of `names`."""
     return any(isinstance(n, ast.Name) and n.id in names
                for s in first.block[first.index + 1:second.index] for n in ast.walk(s))
+
+
+def statement_of(tree: ast.AST, call: ast.Call) -> ast.stmt | None:
+    """The innermost simple statement (not a block) that holds `call`, where a line can go before it."""
+    found = None
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, name, None)
+            for s in stmts if isinstance(stmts, list) else []:
+                if isinstance(s, ast.stmt) and not isinstance(s, _BLOCKS) and any(n is call for n in ast.walk(s)):
+                    found = s
+    return found
+
+
+_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While, ast.With,
+           ast.AsyncWith, ast.Try)

@@ -26,6 +26,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand
+from tritonforge.strategies.recipes.host import statement_of
 
 CAP = 16384  # longest row (elements) held in registers: 32 fp32 registers a thread at 16 warps
 FLAG = "ROW_ONE_PASS"
@@ -279,7 +280,7 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, t
         return f"its launch does not pass {plan.bound} and {plan.block}"
     if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return "its launch passes arguments with * or **"
-    stmt = _statement_of(ks, call)
+    stmt = statement_of(ks.tree, call)
     if stmt is None:
         return "its launch is not inside a function's statements"
     rows = ks.text(n)
@@ -295,20 +296,3 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, t
     else:
         edits.append(Edit(Place.of(warps.value), f"({wide} if {fits} else {ks.text(warps.value)})"))
     return edits
-
-
-def _statement_of(ks: KernelSource, call: ast.Call) -> ast.stmt | None:
-    """The innermost statement of a function body that holds `call`."""
-    found = None
-    for node in ast.walk(ks.tree):
-        for field in ("body", "orelse", "finalbody"):
-            stmts = getattr(node, field, None)
-            for stmt in stmts if isinstance(stmts, list) else []:
-                if isinstance(stmt, ast.stmt) and not isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) \
-                        and any(n is call for n in ast.walk(stmt)) and not _compound(stmt):
-                    found = stmt
-    return found
-
-
-def _compound(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncWith, ast.AsyncFor))

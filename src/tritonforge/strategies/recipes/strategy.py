@@ -9,10 +9,11 @@ from tritonforge.strategies.base import Candidate, SearchState, Strategy
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
 from tritonforge.strategies.recipes.row_one_pass import RowOnePass
+from tritonforge.strategies.recipes.split_k import SplitK
 from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
 from tritonforge.strategies.recipes.two_stage import CollapseTwoStage
 
-RECIPES: list[type[Recipe]] = [RowOnePass, FuseElementwise, CollapseTwoStage, GroupedTileOrder]
+RECIPES: list[type[Recipe]] = [RowOnePass, FuseElementwise, CollapseTwoStage, SplitK, GroupedTileOrder]
 
 
 class RecipeStrategy(Strategy):

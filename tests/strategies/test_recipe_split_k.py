@@ -1,0 +1,63 @@
+"""The split_k recipe (`-k recipe`): a matmul with few output tiles walks K in several programs
+per tile and adds their partial tiles atomically; correct in Triton's interpreter with the
+split taken and not, and refused where the split would not be the same sum."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT
+from tests.strategies.judged import assert_correct, refusal
+from tritonforge.strategies.recipes import Rewrite
+from tritonforge.strategies.recipes.split_k import SplitK
+
+LONG_K = ROOT / "benchmarks" / "corpus" / "matmul_long_k.py"
+ENTRY = "matmul_long_k"
+
+
+def test_recipe_split_k_splits_a_long_k_matmul_and_stays_correct(tmp_path):
+    # Its test cases: one output tile with 16 steps of K (split in two), and 5 steps (not split).
+    result = SplitK().rewrite(LONG_K.read_text(), ENTRY)
+    assert isinstance(result, Rewrite), result
+    assert "for k in range(pid_split_k, tl.cdiv(K, BLOCK_K), SPLIT_K):" in result.source
+    assert "a_ptrs += (BLOCK_K * stride_ak) * pid_split_k" in result.source
+    assert "tl.atomic_add(c_ptrs, c, mask=" in result.source
+    assert "grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N), split_k)" in result.source
+    assert_correct(LONG_K, result.source, tmp_path)
+
+
+def test_recipe_split_k_adds_an_axis_to_a_1d_grid_with_offsets_in_the_loop(tmp_path):
+    problem = FIXTURES / "problems" / "styles" / "matmul_1d_grid.py"
+    result = SplitK().rewrite(problem.read_text(), "mm")
+    assert isinstance(result, Rewrite), result
+    assert "tl.program_id(1)  # which share of K" in result.source
+    assert_correct(problem, result.source, tmp_path)
+
+
+@pytest.mark.parametrize("edit, why", [
+    (("    c = acc.to(tl.float16)", "    c = tl.maximum(acc, 0.0).to(tl.float16)"), "computed from its accumulator"),
+    (("        acc += tl.dot(a, b)\n", "        acc += tl.dot(a, b)\n        acc = acc * 0.5\n"),
+     "does not accumulate tl.dot"),
+    (("        a_ptrs += BLOCK_K * stride_ak\n", "        a_ptrs += BLOCK_K * stride_ak * (k + 1)\n"),
+     "advances by something the loop changes"),
+    (("    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))\n",
+      "    grid = lambda meta: (triton.cdiv(M, meta['BLOCK_M']), triton.cdiv(N, meta['BLOCK_N']))\n"),
+     "grid from META is not split yet"),
+])
+def test_recipe_split_k_refuses_what_would_not_be_the_same_sum(edit, why):
+    assert why in refusal(SplitK(), LONG_K.read_text(), ENTRY, edit)
+
+
+def test_recipe_split_k_refuses_a_loop_that_carries_another_value():
+    source = LONG_K.read_text().replace(
+        "    for k in range(", "    seen = 0\n    for k in range(").replace(
+        "        acc += tl.dot(a, b)\n", "        acc += tl.dot(a, b)\n        seen = seen + 1\n")
+    result = SplitK().rewrite(source, ENTRY)
+    assert isinstance(result, str) and "carries seen" in result, result
+
+
+def test_recipe_split_k_refuses_autotuned_kernels_and_kernels_split_already():
+    corpus = ROOT / "benchmarks" / "corpus"
+    assert "autotuned" in SplitK().rewrite((corpus / "matvec_autotune.py").read_text(), "matvec")
+    once = SplitK().rewrite(LONG_K.read_text(), ENTRY).source
+    assert "already splits K" in SplitK().rewrite(once, ENTRY)
