@@ -53,8 +53,8 @@ def test_a_referee_serves_no_candidate_and_a_judge_no_judging():
         judge.close()
 
 
-def test_outputs_cross_as_data_and_come_back_the_same():
-    box = handoff.Outbox()
+def test_outputs_cross_as_data_and_come_back_the_same(tmp_path):
+    box = handoff.Outbox(tmp_path)
     out = torch.arange(6.0).view(2, 3)
     produced = {"returned": (cmp.as_written(out, {"out": out}), 2.5, float("nan"), None, 7),
                 "written": {"out": out}}

@@ -36,9 +36,9 @@ class HandoffError(ValueError):
 class Outbox:
     """The judging worker's side: packages outputs and keeps them alive until cleared."""
 
-    def __init__(self) -> None:
+    def __init__(self, under: Path) -> None:
         self.kept: list[torch.Tensor] = []
-        self.dir = Path(tempfile.mkdtemp(prefix="tritonforge-handoff-"))
+        self.dir = Path(tempfile.mkdtemp(prefix="handoff-", dir=under))
         self.files = 0
 
     def clear(self) -> None:

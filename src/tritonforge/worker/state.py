@@ -9,6 +9,7 @@ ops, candidate) build on it.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, TextIO
 
 import torch
@@ -42,7 +43,9 @@ class WorkerState:
         if device == "cuda":  # CUDA's lazy init rebinds parts of torch.cuda: let it happen first
             torch.cuda.init()
             torch.cuda.current_stream().synchronize()
-        self.outbox = Outbox()  # outputs handed to the referee, alive until the next request
+        # Outputs handed to the referee, alive until the next request; their files go in the
+        # worker's own directory (its cwd at start), which its parent removes with it.
+        self.outbox = Outbox(Path.cwd())
         self.integrity = Integrity()
 
     def send(self, obj: dict[str, Any]) -> None:
