@@ -48,6 +48,8 @@ def test_recipe_fuse_elementwise_keeps_the_store_when_the_entry_uses_the_tempora
      "at another index"),
     (("    r = tl.load(res_ptr", "    r = tl.sum(tl.load(h_ptr + offsets, mask=mask)) + tl.load(res_ptr"),
      "not elementwise"),
+    (("tl.store(out_ptr + offsets, r + alpha * h, mask=mask)", "tl.store(out_ptr + offsets, r + alpha * h)"),
+     "stores under another mask"),
 ])
 def test_recipe_fuse_elementwise_refuses_what_would_change_the_result(edit, why):
     assert why in refusal(FuseElementwise(), CHAIN.read_text(), ENTRY, edit)

@@ -167,6 +167,11 @@ def _pair(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) 
     store_at = _index(acc_a[pa]["store"][0], env_a)
     if any(_index(load, env_b, rename) != store_at for load in acc_b[pb]["load"]):
         return "the second loads the temporary at another index or under another mask than the first stored it"
+    # Lanes outside that mask now hold the first kernel's value, not the load's fill: the
+    # second kernel may write only where the mask holds.
+    mask = store_at.split("|")[1]
+    if any(_index(st, env_b, rename).split("|")[1] != mask for a in acc_b.values() for st in a["store"]):
+        return "the second stores under another mask than it loads the temporary"
     return _Pair(name, pa, pb, rename, extra, used_after(fn, second.stmt.end_lineno, name))
 
 
