@@ -71,3 +71,13 @@ def test_recipe_fuse_elementwise_reaches_launches_inside_a_with_block(tmp_path):
     assert "    with torch.no_grad():\n        _bias_gelu_kernel__scaled_residual_kernel[grid](" in result.source
     assert launches_in(result.source, ENTRY) == 1
     assert_correct(CHAIN, result.source, tmp_path)
+
+
+def test_recipe_fuse_elementwise_runs_both_bodies_on_the_first_block_when_a_launch_move_split_them(tmp_path):
+    source = CHAIN.read_text().replace("(h, residual, out, alpha, n_elements, BLOCK_SIZE=1024)",
+                                       "(h, residual, out, alpha, n_elements, BLOCK_SIZE=256)")
+    result = FuseElementwise().rewrite(source, ENTRY)
+    assert isinstance(result, Rewrite), result
+    launch = next(line for line in result.source.splitlines() if "_bias_gelu_kernel__" in line and "[grid]" in line)
+    assert "BLOCK_SIZE=1024" in launch and "BLOCK_SIZE_2" not in launch
+    assert_correct(CHAIN, result.source, tmp_path)

@@ -62,7 +62,8 @@ class PerShapeStrategy(Strategy):
             source = dispatch_source(state.best.source, state.entry, variants)
         except (ValueError, SyntaxError):  # an entry that is not a plain function: nothing to redefine
             return []
-        return [Candidate(source, self.name, params={"by": plan.expression}, parent=best_key,
+        others = [who.key for who, _, _ in plan.runs if who.key != best_key]
+        return [Candidate(source, self.name, params={"by": plan.expression, "versions": others}, parent=best_key,
                           description="per shape: " + "; ".join(conditions))]
 
 

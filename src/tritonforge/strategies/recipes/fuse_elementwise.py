@@ -165,6 +165,7 @@ def _pair(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) 
         rename.setdefault(local, _suffix(local, taken))
     env_a, env_b = single_assignments(ka.fn.body), single_assignments(kb.fn.body)
     store_at = _index(acc_a[pa]["store"][0], env_a)
+    _same_block(acc_a[pa]["store"][0], env_a, acc_b[pb]["load"], env_b, ka, kb, rename, extra)
     if any(_index(load, env_b, rename) != store_at for load in acc_b[pb]["load"]):
         return "the second loads the temporary at another index or under another mask than the first stored it"
     # Lanes outside that mask now hold the first kernel's value, not the load's fill: the
@@ -173,6 +174,24 @@ def _pair(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) 
     if any(_index(st, env_b, rename).split("|")[1] != mask for a in acc_b.values() for st in a["store"]):
         return "the second stores under another mask than it loads the temporary"
     return _Pair(name, pa, pb, rename, extra, used_after(fn, second.stmt.end_lineno, name))
+
+
+def _same_block(store: ast.Call, env_a: dict, loads: list[ast.Call], env_b: dict, ka: Kernel, kb: Kernel,
+                rename: dict[str, str], extra: list[str]) -> None:
+    """When the launches pass different block sizes (a launch move changed one), the fused
+    kernel runs the second kernel's body with the first one's block: both are elementwise over
+    the same index, so the second covers exactly the elements the first stored."""
+    def blocks(call: ast.Call, env: dict, constexprs: tuple[str, ...]) -> set[str]:
+        index = Expand(env).visit(copy.deepcopy(call.args[0].right))
+        return {n.id for n in ast.walk(index) if isinstance(n, ast.Name) and n.id in constexprs}
+
+    mine = blocks(store, env_a, ka.constexprs)
+    theirs = set().union(*(blocks(load, env_b, kb.constexprs) for load in loads))
+    if len(mine) == 1 and len(theirs) == 1:
+        b = next(iter(theirs))
+        if b in extra:
+            extra.remove(b)
+            rename[b] = next(iter(mine))
 
 
 def _stored(fn: ast.FunctionDef) -> set[str]:

@@ -57,15 +57,22 @@ def _try(recipe: Recipe, source: str, entry: str) -> Rewrite | str:
 
 def recipes_in(best: Candidate, judged: list[Candidate]) -> dict[str, str]:
     """The recipes that made `best`, through its ancestors among `judged` (a launch-value move
-    on a rewritten file keeps the rewrite), each with how it can change rounding ("" if not)."""
+    on a rewritten file keeps the rewrite; a per-shape file holds the recipes of each version
+    it dispatches to), each with how it can change rounding ("" if not)."""
     by_key = {c.key: c for c in judged}
     names: list[str] = []
     seen: set[str] = set()
-    node: Candidate | None = best
-    while node is not None and node.key not in seen:
+    todo: list[Candidate] = [best]
+    while todo:
+        node = todo.pop()
+        if node.key in seen:
+            continue
         seen.add(node.key)
         if node.origin == RecipeStrategy.name:
-            names = [n for n in node.params.get("recipes", []) if n not in names] + names
-        node = by_key.get(node.parent) if node.parent else None
+            names += [n for n in node.params.get("recipes", []) if n not in names]
+        linked = [node.parent, *node.params.get("versions", [])] if isinstance(node.params, dict) else [node.parent]
+        todo += [by_key[k] for k in linked if k in by_key]
+    order = [cls.name for cls in RECIPES]
+    names.sort(key=lambda n: order.index(n) if n in order else len(order))
     notes = {cls.name: cls.rounding for cls in RECIPES}
     return {n: notes.get(n, "") for n in names}
