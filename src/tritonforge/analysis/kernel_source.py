@@ -73,6 +73,10 @@ class KernelSource:
                 if kernel is not None:
                     self.kernels[node.name] = kernel
 
+    def alias(self, home: str) -> str | None:
+        """The name this file imports `home` under ("triton.language" -> "tl"), or None."""
+        return next((name for name, h in self.aliases.items() if h == home), None)
+
     def text(self, node: ast.AST) -> str:
         return ast.get_source_segment(self.source, node) or ast.unparse(node)
 
@@ -124,6 +128,12 @@ class KernelSource:
             params=tuple(p.arg for p in params),
             constexprs=tuple(p.arg for p in params if self.is_constexpr(p.annotation)),
         )
+
+
+def program_axis(call: ast.Call) -> int | None:
+    """The constant axis of `tl.program_id(...)` / `tl.num_programs(...)`, or None."""
+    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
+    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, int) else None
 
 
 def call_arguments(call: ast.Call, names: tuple[str, ...], skip: int = 0) -> dict[str, ast.AST]:

@@ -112,6 +112,20 @@ def insert_keywords(call: ast.Call, pairs: list[tuple[str, str]], order: int = 0
     return Edit(Place.point(last.end_lineno, last.end_col_offset), ", " + text, order)
 
 
+def append_parameter(fn: ast.FunctionDef, text: str) -> Edit:
+    """Add the parameter `text` ("NAME: tl.constexpr = 1", say) after the last one of `fn`.
+
+    Raises ValueError for keyword-only or variadic parameters, and for a parameter without a
+    default after ones that have defaults."""
+    if fn.args.kwonlyargs or fn.args.vararg or fn.args.kwarg:
+        raise ValueError("keyword-only or variadic parameters")
+    if fn.args.defaults and "=" not in text:
+        raise ValueError("a parameter without a default after parameters with defaults")
+    last = [*fn.args.posonlyargs, *fn.args.args][-1]
+    end = fn.args.defaults[-1] if fn.args.defaults else (last.annotation or last)
+    return Edit(Place.point(end.end_lineno, end.end_col_offset), f", {text}")
+
+
 def _line_offsets(data: bytes) -> list[int]:
     offsets, pos = [], 0
     for line in data.splitlines(keepends=True):

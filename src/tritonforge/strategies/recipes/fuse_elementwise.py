@@ -22,7 +22,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
-from tritonforge.strategies.recipes.host import Launch, entry_launches, used_after, used_between
+from tritonforge.strategies.recipes.host import Launch, first_pair, fresh_name, used_after, used_between
 
 _NOT_ELEMENTWISE = ("sum", "max", "min", "reduce", "cumsum", "cumprod", "dot", "argmax", "argmin", "num_programs",
                     "associative_scan", "histogram", "sort", "debug_barrier")
@@ -33,29 +33,22 @@ class FuseElementwise(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        found = entry_launches(ks, entry)
+        found = first_pair(ks, entry, lambda fn, a, b: _pair(ks, fn, a, b))
         if isinstance(found, str):
             return found
-        fn, pairs = found
-        reasons = []
-        for a, b in pairs:
-            sa, sb, ca, cb, ka, kb = a.stmt, b.stmt, a.call, b.call, a.kernel, b.kernel
-            plan = _pair(ks, fn, a, b)
-            if isinstance(plan, str):
-                reasons.append(f"{ka.name} then {kb.name}: {plan}")
-                continue
-            fused_name = _free_name(ks, f"{ka.name}__{kb.name.lstrip('_')}")
-            kernel_text = _fused_kernel(ks, ka, kb, plan, fused_name)
-            launch_text = _fused_launch(ks, ca, cb, ka, kb, plan, fused_name)
-            edits = [Edit(Place(sa.lineno, 0, sb.lineno, 0), ""),  # the first launch goes
-                     Edit(Place.of(sb), launch_text),
-                     Edit(Place.point(kb.fn.end_lineno, kb.fn.end_col_offset), "\n\n\n" + kernel_text)]
-            if sb.lineno != sa.end_lineno + 1:  # statements between stay: delete only the first launch's lines
-                edits[0] = Edit(Place(sa.lineno, 0, sa.end_lineno + 1, 0), "")
-            return Rewrite(apply_edits(source, edits),
-                           f"{ka.name} and {kb.name}: one launch, the temporary '{plan.tmp}' kept in registers"
-                           + ("" if plan.keep_store else " and no longer written"))
-        return "; ".join(reasons)
+        a, b, plan = found
+        sa, sb, ka, kb = a.stmt, b.stmt, a.kernel, b.kernel
+        fused_name = _free_name(ks, f"{ka.name}__{kb.name.lstrip('_')}")
+        kernel_text = _fused_kernel(ks, ka, kb, plan, fused_name)
+        launch_text = _fused_launch(ks, a.call, b.call, ka, kb, plan, fused_name)
+        edits = [Edit(Place(sa.lineno, 0, sb.lineno, 0), ""),  # the first launch goes
+                 Edit(Place.of(sb), launch_text),
+                 Edit(Place.point(kb.fn.end_lineno, kb.fn.end_col_offset), "\n\n\n" + kernel_text)]
+        if sb.lineno != sa.end_lineno + 1:  # statements between stay: delete only the first launch's lines
+            edits[0] = Edit(Place(sa.lineno, 0, sa.end_lineno + 1, 0), "")
+        return Rewrite(apply_edits(source, edits),
+                       f"{ka.name} and {kb.name}: one launch, the temporary '{plan.tmp}' kept in registers"
+                       + ("" if plan.keep_store else " and no longer written"))
 
 
 class _Pair:
@@ -207,10 +200,7 @@ def _suffix(name: str, taken: set[str]) -> str:
 
 
 def _free_name(ks: KernelSource, name: str) -> str:
-    names = {n.name for n in ast.walk(ks.tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    while name in names:
-        name += "_"
-    return name
+    return fresh_name(name, {n.name for n in ast.walk(ks.tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))})
 
 
 class _Rename(ast.NodeTransformer):

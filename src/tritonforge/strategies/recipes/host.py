@@ -1,14 +1,17 @@
-"""The entry's own launches, for recipes that rewrite more than one kernel at once.
+"""The host side of a problem file, as recipes see it: the launches of a kernel, the
+entry's own launches (for recipes that rewrite more than one kernel at once), the
+statement a launch sits in, and names not yet taken.
 
-Launches count where they are statements of the entry: in its body, or in the body of a
-block inside it (`with torch.cuda.device(x.device):`, an `if`), so that two launches can be
-paired only when they sit in the same list of statements.
+The entry's launches count where they are statements of the entry: in its body, or in the
+body of a block inside it (`with torch.cuda.device(x.device):`, an `if`), so that two
+launches can be paired only when they sit in the same list of statements.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from typing import Callable, TypeVar
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource
 
@@ -22,6 +25,20 @@ class Launch:
     call: ast.Call
     kernel: Kernel
     block: list[ast.stmt] = field(compare=False)  # the statements it is one of
+
+
+def launches_of(ks: KernelSource, kernel: Kernel) -> list[ast.Call]:
+    """Every `kernel[grid](...)` call in the file."""
+    return [n for n in ast.walk(ks.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
+            and isinstance(n.func.value, ast.Name) and n.func.value.id == kernel.name]
+
+
+def fresh_name(name: str, taken: set[str]) -> str:
+    """`name`, with "_" appended until it is not in `taken`; the result is added to `taken`."""
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
 
 
 def entry_launches(ks: KernelSource, entry: str) -> tuple[ast.FunctionDef, list[tuple[Launch, Launch]]] | str:
@@ -40,6 +57,26 @@ def entry_launches(ks: KernelSource, entry: str) -> tuple[ast.FunctionDef, list[
     if not pairs:
         return "no two kernel launches in one block of the entry's statements"
     return fn, pairs
+
+
+T = TypeVar("T")
+
+
+def first_pair(ks: KernelSource, entry: str, plan: Callable[[ast.FunctionDef, Launch, Launch], T | str]
+               ) -> tuple[Launch, Launch, T] | str:
+    """The first pair of the entry's launches that `plan` accepts, with its plan; otherwise
+    every pair's reason (plan returns a string for a pair it refuses)."""
+    found = entry_launches(ks, entry)
+    if isinstance(found, str):
+        return found
+    fn, pairs = found
+    reasons = []
+    for a, b in pairs:
+        planned = plan(fn, a, b)
+        if not isinstance(planned, str):
+            return a, b, planned
+        reasons.append(f"{a.kernel.name} then {b.kernel.name}: {planned}")
+    return "; ".join(reasons)
 
 
 def _blocks(fn: ast.FunctionDef) -> list[list[ast.stmt]]:

@@ -23,10 +23,10 @@ import copy
 import textwrap
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
-from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
+from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand
-from tritonforge.strategies.recipes.host import statement_of
+from tritonforge.strategies.recipes.host import fresh_name, launches_of, statement_of
 
 CAP = 16384  # longest row (elements) held in registers: 32 fp32 registers a thread at 16 warps
 FLAG = "ROW_ONE_PASS"
@@ -38,8 +38,8 @@ class RowOnePass(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        tl = _alias(ks, "triton.language")
-        triton = _alias(ks, "triton")
+        tl = ks.alias("triton.language")
+        triton = ks.alias("triton")
         if tl is None or triton is None:
             return "triton and triton.language are not both imported under a name"
         reasons = []
@@ -48,15 +48,15 @@ class RowOnePass(Recipe):
             if isinstance(plan, str):
                 reasons.append(f"{kernel.name}: {plan}")
                 continue
-            launches = _launches(ks, kernel)
+            launches = launches_of(ks, kernel)
             taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
-            names = [_fresh("row_block", taken) for _ in launches]
+            names = [fresh_name("row_block", taken) for _ in launches]
             host = [_host_edits(ks, kernel, call, plan, triton, var) for call, var in zip(launches, names)]
             bad = next((h for h in host if isinstance(h, str)), None)
             if not launches or bad:
                 reasons.append(f"{kernel.name}: {bad or 'no launch of it in this file'}")
                 continue
-            edits = [_signature_edit(kernel, tl), _region_edit(ks, kernel, plan, tl)]
+            edits = [append_parameter(kernel.fn, f"{FLAG}: {tl}.constexpr = False"), _region_edit(ks, kernel, plan, tl)]
             edits += [e for h in host for e in h]
             return Rewrite(apply_edits(source, edits),
                            f"{kernel.name}: rows up to {CAP} elements read once, held in registers "
@@ -72,17 +72,6 @@ class _Plan:
         self.first, self.last = first, last  # indexes of the first and last row loop in the kernel body
         self.bound, self.block = bound, block  # the kernel parameters the loops run to and step by
         self.body, self.reused = body, reused
-
-
-def _fresh(name: str, taken: set[str]) -> str:
-    while name in taken:
-        name += "_"
-    taken.add(name)
-    return name
-
-
-def _alias(ks: KernelSource, home: str) -> str | None:
-    return next((n for n, h in ks.aliases.items() if h == home), None)
 
 
 def _row_loop(ks: KernelSource, stmt: ast.stmt, kernel: Kernel) -> tuple[str, str, str] | None:
@@ -240,17 +229,6 @@ def _replace(tree: ast.AST, old: ast.AST, new: ast.expr) -> None:
                         return
 
 
-def _signature_edit(kernel: Kernel, tl: str) -> Edit:
-    fn = kernel.fn
-    params = [*fn.args.posonlyargs, *fn.args.args]
-    last = params[-1]
-    defaults = fn.args.defaults
-    end = defaults[-1] if defaults else (last.annotation or last)
-    if fn.args.kwonlyargs or fn.args.vararg or fn.args.kwarg:
-        raise ValueError("keyword-only or variadic kernel parameters")
-    return Edit(Place.point(end.end_lineno, end.end_col_offset), f", {FLAG}: {tl}.constexpr = False")
-
-
 def _region_edit(ks: KernelSource, kernel: Kernel, plan: _Plan, tl: str) -> Edit:
     body = kernel.fn.body
     first, last = body[plan.first], body[plan.last]
@@ -262,11 +240,6 @@ def _region_edit(ks: KernelSource, kernel: Kernel, plan: _Plan, tl: str) -> Edit
             + textwrap.indent(one_pass, indent + "    ") + f"\n{indent}else:\n"
             + textwrap.indent(original, indent + "    "))
     return Edit(Place(first.lineno, first.col_offset, last.end_lineno, last.end_col_offset), text)
-
-
-def _launches(ks: KernelSource, kernel: Kernel) -> list[ast.Call]:
-    return [n for n in ast.walk(ks.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
-            and isinstance(n.func.value, ast.Name) and n.func.value.id == kernel.name]
 
 
 def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, triton: str,

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import ast
 
-from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
-from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, program_axis
+from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import single_assignments
-from tritonforge.strategies.recipes.host import statement_of
+from tritonforge.strategies.recipes.host import launches_of, statement_of
 
 PROGRAMS = 512  # about four programs per SM of a 132-SM GPU
 MAX_SPLIT = 16
@@ -40,7 +40,7 @@ class SplitK(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        triton = next((n for n, h in ks.aliases.items() if h == "triton"), None)
+        triton = ks.alias("triton")
         if triton is None:
             return "triton is not imported under a name"
         reasons = []
@@ -49,8 +49,7 @@ class SplitK(Recipe):
             if isinstance(plan, str):
                 reasons.append(f"{kernel.name}: {plan}")
                 continue
-            launches = [n for n in ast.walk(ks.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
-                        and isinstance(n.func.value, ast.Name) and n.func.value.id == kernel.name]
+            launches = launches_of(ks, kernel)
             host = [_host_edits(ks, kernel, call, plan, triton) for call in launches]
             bad = next((h for h in host if isinstance(h, str)), None)
             if not launches or bad:
@@ -102,7 +101,7 @@ def _kernel_plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     store = _final_store(ks, fn, loop, acc)
     if isinstance(store, str):
         return store
-    axes = [_axis(n) for n in ast.walk(fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) in ("program_id",
+    axes = [program_axis(n) for n in ast.walk(fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) in ("program_id",
                                                                                                 "num_programs")]
     if None in axes or max(axes, default=0) > 1:
         return "reads program ids it does not name by a constant 0 or 1"
@@ -197,18 +196,10 @@ def _final_store(ks: KernelSource, fn: ast.FunctionDef, loop: ast.For, acc: str)
     return stores[0]
 
 
-def _axis(call: ast.Call) -> int | None:
-    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
-    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, int) else None
-
-
 def _kernel_edits(ks: KernelSource, kernel: Kernel, plan: _Plan) -> list[Edit]:
     fn, loop, tl = kernel.fn, plan.loop, ks.text(plan.store.func.value)
     indent = " " * loop.col_offset
-    edits = []
-    last = [*fn.args.posonlyargs, *fn.args.args][-1]
-    end = fn.args.defaults[-1] if fn.args.defaults else (last.annotation or last)
-    edits.append(Edit(Place.point(end.end_lineno, end.end_col_offset), f", {SPLIT}: {tl}.constexpr = 1"))
+    edits = [append_parameter(fn, f"{SPLIT}: {tl}.constexpr = 1")]
     first = fn.body[0]
     edits.append(Edit(Place.point(first.lineno, first.col_offset),
                       f"{SPLIT_ID} = {tl}.program_id({plan.axis})  # which share of K (split_k)\n"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from tritonforge.analysis.kernel_source import Kernel, KernelSource
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, program_axis
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 
@@ -25,7 +25,7 @@ class GroupedTileOrder(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        tl = next((n for n, home in ks.aliases.items() if home == "triton.language"), None)
+        tl = ks.alias("triton.language")
         if tl is None:
             return "triton.language is not imported under a name"
         reasons = []
@@ -65,11 +65,11 @@ def _grid_2d(ks: KernelSource, kernel: Kernel, tl: str) -> Order | None:
     body = kernel.fn.body
     for first, second in zip(body, body[1:]):
         pair = (first, second)
-        if not (all(_simple_id(ks, s) for s in pair) and {_axis(ks, s.value) for s in pair} == {0, 1}):
+        if not (all(_simple_id(ks, s) for s in pair) and {program_axis(s.value) for s in pair} == {0, 1}):
             continue
         if second.lineno != first.end_lineno + 1:
             return None
-        names = {_axis(ks, s.value): s.targets[0].id for s in pair}
+        names = {program_axis(s.value): s.targets[0].id for s in pair}
         a, b = names[0], names[1]  # id 0 varies fastest in the launch order
         return first, second, _two_lines(f"{tl}.program_id(1), {tl}.program_id(0)", first,
                                          f"{b}, {a} = {tl}.swizzle2d(", f"{tl}.num_programs(1), {tl}.num_programs(0), {GROUP}")
@@ -80,7 +80,7 @@ def _grid_1d(ks: KernelSource, kernel: Kernel, tl: str) -> Order | str:
     """`m = pid // n_tiles` and `n = pid % n_tiles` (either order) on consecutive lines, where
     `pid = tl.program_id(0)` is the only id read and one other tile count is computed."""
     body = kernel.fn.body
-    pids = [s.targets[0].id for s in body if _simple_id(ks, s) and _axis(ks, s.value) == 0]
+    pids = [s.targets[0].id for s in body if _simple_id(ks, s) and program_axis(s.value) == 0]
     if _reads(ks, kernel) != 1 or len(pids) != 1:
         return "its tiles come neither from tl.program_id(0) and (1) on consecutive lines nor from one id split by // and %"
     pid = pids[0]
@@ -123,9 +123,4 @@ def _tile_count(ks: KernelSource, value: ast.AST) -> bool:
 def _simple_id(ks: KernelSource, stmt: ast.stmt) -> bool:
     return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
             and isinstance(stmt.value, ast.Call) and ks.tl_op(stmt.value.func) == "program_id"
-            and _axis(ks, stmt.value) in (0, 1))
-
-
-def _axis(ks: KernelSource, call: ast.Call) -> int | None:
-    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
-    return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, int) else None
+            and program_axis(stmt.value) in (0, 1))

@@ -19,10 +19,10 @@ from __future__ import annotations
 import ast
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
-from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
+from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
-from tritonforge.strategies.recipes.host import Launch, entry_launches, used_after, used_between
+from tritonforge.strategies.recipes.host import Launch, first_pair, used_after, used_between
 
 OUT = "collapsed_out_ptr"
 
@@ -33,37 +33,20 @@ class CollapseTwoStage(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        found = entry_launches(ks, entry)
+        found = first_pair(ks, entry, lambda fn, a, b: _plan(ks, fn, a, b))
         if isinstance(found, str):
             return found
-        fn, pairs = found
-        reasons = []
-        for a, b in pairs:
-            sa, sb, ka, kb = a.stmt, b.stmt, a.kernel, b.kernel
-            plan = _plan(ks, fn, a, b)
-            if isinstance(plan, str):
-                reasons.append(f"{ka.name} then {kb.name}: {plan}")
-                continue
-            store, out = plan
-            tl = ks.text(store.func.value)  # the name triton.language goes by here
-            edits = [Edit(Place.of(store), f"{tl}.atomic_add({OUT}, {ks.text(store.args[1])})"),
-                     Edit(Place.point(*_params_end(ka)), f", {OUT}"),
-                     insert_keyword(sa.value, OUT, out),
-                     Edit(Place.point(sa.lineno, sa.col_offset), f"{out}.zero_()  # partials are added into it\n"
-                                                                 + " " * sa.col_offset),
-                     Edit(Place(sb.lineno, 0, sb.end_lineno + 1, 0), "")]
-            return Rewrite(apply_edits(source, edits),
-                           f"{ka.name} adds its partial sums into '{out}' atomically; {kb.name} is not launched")
-        return "; ".join(reasons)
-
-
-def _params_end(kernel: Kernel) -> tuple[int, int]:
-    fn = kernel.fn
-    if fn.args.defaults or fn.args.kwonlyargs or fn.args.vararg or fn.args.kwarg:
-        raise ValueError("kernel parameters with defaults or * / **")
-    last = fn.args.args[-1]
-    end = last.annotation or last
-    return end.end_lineno, end.end_col_offset
+        a, b, (store, out) = found
+        sa, sb, ka, kb = a.stmt, b.stmt, a.kernel, b.kernel
+        tl = ks.text(store.func.value)  # the name triton.language goes by here
+        edits = [Edit(Place.of(store), f"{tl}.atomic_add({OUT}, {ks.text(store.args[1])})"),
+                 append_parameter(ka.fn, OUT),
+                 insert_keyword(a.call, OUT, out),
+                 Edit(Place.point(sa.lineno, sa.col_offset), f"{out}.zero_()  # partials are added into it\n"
+                                                             + " " * sa.col_offset),
+                 Edit(Place(sb.lineno, 0, sb.end_lineno + 1, 0), "")]
+        return Rewrite(apply_edits(source, edits),
+                       f"{ka.name} adds its partial sums into '{out}' atomically; {kb.name} is not launched")
 
 
 def _plan(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) -> tuple[ast.Call, str] | str:
