@@ -24,3 +24,22 @@ def test_memory_bounds_how_many_calls_hold_inputs_at_once_not_the_burst():
     assert plan.burst == 20 and plan.rounds == 4
     tight = _plan(TimingConfig(), slowest_ms=0.1, per_call_bytes=GIB, free_bytes=8 * GIB)
     assert tight.chunk == 2  # a quarter of the free memory, not burst_bytes
+
+
+def _estimate(gpu_ms: float, cycle_ms: float, host_ms: float):
+    from tritonforge.worker.timing import _Estimate
+
+    return _Estimate(gpu_ms=gpu_ms, cycle_ms=cycle_ms, host_ms=host_ms)
+
+
+def test_a_lead_is_queued_only_where_the_host_is_slower_than_the_gpu():
+    from tritonforge.worker.timing import _Lead
+
+    # A matmul of 1.5 ms launched in 50 us needs no lead; a 20 us kernel whose launch took
+    # 100 us while the L2 flush takes 80 us needs 3 * 0.1 - 0.1 = 0.2 ms per call.
+    lead = _Lead(TimingConfig(), [_estimate(1.5, 1.58, 0.05), _estimate(0.02, 0.1, 0.1)])
+    assert lead.ms(0, 40) == 0 and lead.span(0) >= 1000
+    assert abs(lead.ms(1, 10) - 2.0) < 1e-9
+    # One lead covers at most lead_max_ms (20 ms): 100 calls, and a longer chunk is split.
+    assert lead.span(1) == 100 and lead.ms(1, 500) == TimingConfig().lead_max_ms
+    assert _Lead(TimingConfig(lead=0), [_estimate(0.02, 0.1, 0.1)]).ms(0, 10) == 0

@@ -95,6 +95,10 @@ def main() -> None:
     faulthandler.enable()  # a segfault then leaves a Python traceback in the log
     device = sys.argv[sys.argv.index("--device") + 1] if "--device" in sys.argv else "cpu"
     role = sys.argv[sys.argv.index("--role") + 1] if "--role" in sys.argv else "judge"
+    if device == "compile" and hasattr(os, "nice"):
+        # Compile workers share the CPU with the worker that is timing on the GPU: they yield
+        # to it, so that its launches are not held up (worker/timing.py on the lead).
+        os.nice(10)
     if os.environ.get("TRITON_INTERPRET") == "1":
         from tritonforge import triton_hooks
 

@@ -17,6 +17,13 @@ alternating call by call with a slow baseline flattered it (benchmarks/results/2
 Each burst is preceded by an untimed run of the same function, long enough for the clock
 to settle where that function keeps it; bursts of the functions still alternate, so drift
 hits all of them alike.
+
+Why a lead before each chunk of calls: the events time the GPU, but when the host takes longer
+to launch a call than the GPU takes to flush L2 and run it, the GPU waits for the host inside
+the timed window. That happened during `optimize`, whose compile workers share the CPU: a
+kernel of ~20 us timed at 30-90 us (benchmarks/results/2026-12-03-h200-s6.md). A GPU sleep
+queued before the chunk, as long as the host needs to launch it, lets the host run ahead, so
+the calls reach the GPU back to back and the events hold GPU time only.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ _perf_counter = time.perf_counter
 _Event = torch.cuda.Event
 _synchronize = torch.cuda.synchronize
 _elapsed = torch.cuda.Event.elapsed_time
+_sleep = getattr(torch.cuda, "_sleep", None)  # spins the GPU for a number of cycles
 _secret = random.SystemRandom()  # which repetitions get checked must not be predictable
 
 
@@ -48,6 +56,10 @@ class TimingConfig:
     min_rounds: int = 4  # bursts per function, alternating
     burst_bytes: int = 4 << 30  # inputs and outputs held at once for one burst, at most
     flush_l2: bool = True
+    # A GPU sleep before each chunk of timed calls where the host is slower than the GPU,
+    # covering the host's launches of the chunk this many times over (0: none), at most lead_max_ms.
+    lead: float = 3.0
+    lead_max_ms: float = 20.0
     cpu_reps: int = 3  # the interpreter is slow; its times are labelled, not trusted
 
     def to_json(self) -> dict:
@@ -120,21 +132,26 @@ def _measure_cuda(fns: list[Callable[..., object]], device: str, config: TimingC
     per_call = max(_nbytes(args) + _nbytes(out) for args, out in zip(warm, outs))
     del outs
     estimates = [_estimate_ms(fn, args, flush) for fn, args in zip(fns, warm)]
-    plan = _plan(config, max(estimates), per_call, _free_bytes(device))
+    plan = _plan(config, max(e.gpu_ms for e in estimates), per_call, _free_bytes(device))
+    lead = _Lead(config, estimates)
     reps = plan.burst * plan.rounds
     picked = _picked(keep, reps)
     samples: list[list[float]] = [[] for _ in fns]
     kept: dict[tuple[int, int], Any] = {}
     for rnd in range(plan.rounds):
         for i in _order(len(fns), rnd):
-            _run_for(fns[i], warm[i], flush, config.heat_ms, estimates[i])
+            _run_for(fns[i], warm[i], flush, config.heat_ms, estimates[i].gpu_ms)
             first = rnd * plan.burst
             for lo in range(first, first + plan.burst, plan.chunk):
                 reps_here = range(lo, min(lo + plan.chunk, first + plan.burst))
-                times, got = _burst(fns[i], [inputs(rep, i) for rep in reps_here], flush)
-                samples[i] += times
-                kept.update({(i, rep): out for rep, out in zip(reps_here, got) if (i, rep) in picked})
-                del got
+                calls = [inputs(rep, i) for rep in reps_here]
+                span = lead.span(i)
+                for j in range(0, len(calls), span):
+                    lead(i, len(calls[j:j + span]))
+                    times, got = _burst(fns[i], calls[j:j + span], flush)
+                    samples[i] += times
+                    kept.update({(i, rep): out for rep, out in zip(reps_here[j:j + span], got) if (i, rep) in picked})
+                    del got
     return Measurement(samples, kept)
 
 
@@ -197,17 +214,68 @@ def _free_bytes(device: str) -> int:
     return int(free)
 
 
-def _estimate_ms(fn: Callable[..., object], args: tuple, flush: Callable[[], None]) -> float:
-    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
-    times = []
+@dataclass
+class _Estimate:
+    gpu_ms: float  # one call, L2 flushed before it
+    cycle_ms: float  # the flush and the call, on the GPU
+    host_ms: float  # the host's time to flush and launch one call, the GPU idle
+
+
+def _estimate_ms(fn: Callable[..., object], args: tuple, flush: Callable[[], None]) -> _Estimate:
+    before, start, end = (_Event(enable_timing=True) for _ in range(3))
+    gpu, cycle, host = [], [], []
     for _ in range(5):
+        _synchronize()
+        t0 = _perf_counter()
+        before.record()
         flush()
         start.record()
         fn(*args)
         end.record()
+        host.append((_perf_counter() - t0) * 1e3)
         _synchronize()
-        times.append(_elapsed(start, end))
-    return sorted(times)[len(times) // 2]
+        gpu.append(_elapsed(start, end))
+        cycle.append(_elapsed(before, end))
+    return _Estimate(*(sorted(t)[len(t) // 2] for t in (gpu, cycle, host)))
+
+
+class _Lead:
+    """Queues a GPU sleep before timed calls when the host launches a call more slowly than
+    the GPU flushes and runs it: long enough for the host to launch them all (taking
+    `config.lead` times what it took when measured), so that they reach the GPU back to back.
+    A kernel slower than its launch gets none, so the GPU's duty cycle (and with it the clock
+    of a kernel at the power limit) stays as it was."""
+
+    def __init__(self, config: TimingConfig, estimates: list[_Estimate]) -> None:
+        self.short_ms = [max(0.0, config.lead * e.host_ms - e.cycle_ms) for e in estimates]
+        self.max_ms = config.lead_max_ms
+        self.cycles_per_ms = 0.0  # measured when first needed
+
+    def span(self, fn: int) -> int:
+        """How many calls one lead of at most max_ms covers."""
+        return max(1, int(self.max_ms / self.short_ms[fn] + 1e-9)) if self.short_ms[fn] else 1 << 30
+
+    def ms(self, fn: int, calls: int) -> float:
+        return min(self.max_ms, self.short_ms[fn] * calls)
+
+    def __call__(self, fn: int, calls: int) -> None:
+        ms = self.ms(fn, calls)
+        if ms <= 0 or _sleep is None:
+            return
+        if not self.cycles_per_ms:
+            self.cycles_per_ms = _cycles_per_ms()
+        _sleep(int(ms * self.cycles_per_ms))
+
+
+def _cycles_per_ms() -> float:
+    start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+    cycles = 1_000_000
+    _sleep(cycles)  # the first call loads the kernel
+    start.record()
+    _sleep(cycles)
+    end.record()
+    _synchronize()
+    return cycles / max(_elapsed(start, end), 1e-3)
 
 
 def _order(n: int, rep: int) -> list[int]:
