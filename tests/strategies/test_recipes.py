@@ -150,3 +150,22 @@ def test_recipe_lineage_survives_launch_moves_and_names_what_changes_rounding():
     both = Candidate("per shape", "per_shape", params={"by": "x.numel()", "versions": [split.key]}, parent=tuned.key)
     assert sorted(recipes_in(both, [base, fused, one_pass, tuned, split])) == [
         "fuse_elementwise", "row_one_pass", "split_k"]
+
+
+def test_recipe_order_follows_the_diagnosis_when_the_best_was_profiled():
+    from tritonforge.diagnosis.model import Finding
+    from tritonforge.strategies.recipes.strategy import RECIPES, by_findings
+
+    recipes = [cls() for cls in RECIPES]
+    # Without a profile the recipes keep their own order: each reads the source itself.
+    assert by_findings(recipes, []) == (recipes, {})
+    tiny = Finding(kind="launch_bound_tiny_grid", title="Tiny launch", score=0.9, evidence={})
+    thrash = Finding(kind="l2_thrashing", title="L2 thrashing", score=0.4, evidence={})
+    order, pointed = by_findings(recipes, [thrash, tiny])
+    names = [r.name for r in order]
+    # The strongest finding's recipes first (a tiny grid: collapse the two stages, split K),
+    # then the weaker finding's, then the rest, none dropped.
+    assert names[:2] == ["collapse_two_stage", "split_k"]
+    assert set(names[2:4]) == {"row_one_pass", "tile_order"}
+    assert sorted(names) == sorted(r.name for r in recipes)
+    assert pointed["tile_order"] == ["l2_thrashing"] and pointed["split_k"] == ["launch_bound_tiny_grid"]

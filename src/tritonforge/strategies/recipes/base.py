@@ -19,6 +19,9 @@ class Recipe(ABC):
     # How the rewrite can change results beyond the original's rounding ("" when it cannot):
     # named in the summary and the report; the result is judged against the tolerance anyway.
     rounding: ClassVar[str] = ""
+    # The diagnosis findings (rule ids, diagnosis/rules.py) whose evidence this recipe answers:
+    # when the best was profiled, recipes pointed to by its findings are tried first.
+    points_to: ClassVar[frozenset[str]] = frozenset()
 
     @abstractmethod
     def rewrite(self, source: str, entry: str) -> Rewrite | str:

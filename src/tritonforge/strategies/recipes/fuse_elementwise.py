@@ -30,6 +30,7 @@ _NOT_ELEMENTWISE = ("sum", "max", "min", "reduce", "cumsum", "cumprod", "dot", "
 
 class FuseElementwise(Recipe):
     name = "fuse_elementwise"
+    points_to = frozenset({"memory_bound_near_peak", "redundant_traffic", "at_roofline_floor"})
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)

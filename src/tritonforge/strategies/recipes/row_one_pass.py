@@ -34,6 +34,7 @@ FLAG = "ROW_ONE_PASS"
 
 class RowOnePass(Recipe):
     name = "row_one_pass"
+    points_to = frozenset({"redundant_traffic", "memory_bound_far_from_peak", "l2_thrashing"})
     rounding = "reduces each row in one block instead of block by block (another order of additions)"
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:

@@ -36,6 +36,7 @@ SPLIT_ID = "pid_split_k"
 
 class SplitK(Recipe):
     name = "split_k"
+    points_to = frozenset({"wave_quantization", "latency_bound_low_occupancy", "launch_bound_tiny_grid"})
     rounding = "adds the partial tiles of each output tile atomically, in an order that varies"
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:

@@ -29,7 +29,8 @@ class RecipeStrategy(Strategy):
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         done = list(state.best.params.get("recipes", [])) if state.best.origin == self.name else []
         out, why_not = [], {}
-        for recipe in self.recipes:
+        order, pointed = by_findings(self.recipes, state.findings)
+        for recipe in order:
             if recipe.name in done:
                 why_not[recipe.name] = "already in the best file"
                 continue
@@ -39,11 +40,28 @@ class RecipeStrategy(Strategy):
                 continue
             out.append(Candidate(result.source, self.name, params={"recipes": [*done, recipe.name]},
                                  parent=state.best.key, description=f"recipe {recipe.name}: {result.note}"))
-        self._space = {"proposed": [c.params["recipes"][-1] for c in out], "not_applied": why_not}
+        self._space = {"proposed": [c.params["recipes"][-1] for c in out], "not_applied": why_not,
+                       "pointed_to": pointed}
         return out[:limit]
 
     def describe_space(self) -> dict[str, Any] | None:
         return self._space
+
+
+def by_findings(recipes: list[Recipe], findings: list[Any]) -> tuple[list[Recipe], dict[str, list[str]]]:
+    """The recipes in the order to try them: those the best's diagnosis points to first (by
+    the score of the strongest finding that points to each), then the rest in their own order,
+    since a profile can miss what the source shows. Without a profile (no Nsight Compute) each
+    recipe's own reading of the source decides where it applies. Also: recipe -> finding kinds."""
+    score: dict[str, float] = {}
+    pointed: dict[str, list[str]] = {}
+    for f in findings:
+        for r in recipes:
+            if f.kind in r.points_to:
+                score[r.name] = max(score.get(r.name, 0.0), float(f.score))
+                pointed.setdefault(r.name, []).append(f.kind)
+    order = sorted(recipes, key=lambda r: -score.get(r.name, -1.0))  # stable: ties keep their order
+    return order, pointed
 
 
 def _try(recipe: Recipe, source: str, entry: str) -> Rewrite | str:

@@ -22,6 +22,7 @@ GROUP = 8  # tiles per group along the axis that varies slowest, as in Triton's 
 
 class GroupedTileOrder(Recipe):
     name = "tile_order"
+    points_to = frozenset({"l2_thrashing", "redundant_traffic", "compute_bound_tensor"})
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)

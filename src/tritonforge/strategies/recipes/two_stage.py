@@ -29,6 +29,7 @@ OUT = "collapsed_out_ptr"
 
 class CollapseTwoStage(Recipe):
     name = "collapse_two_stage"
+    points_to = frozenset({"launch_bound_tiny_grid", "wave_quantization"})
     rounding = "adds the partial sums atomically, in an order that varies from run to run"
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
