@@ -37,7 +37,7 @@ def test_recipe_split_k_adds_an_axis_to_a_1d_grid_with_offsets_in_the_loop(tmp_p
 @pytest.mark.parametrize("edit, why", [
     (("    c = acc.to(tl.float16)", "    c = tl.maximum(acc, 0.0).to(tl.float16)"), "computed from its accumulator"),
     (("        acc += tl.dot(a, b)\n", "        acc += tl.dot(a, b)\n        acc = acc * 0.5\n"),
-     "does not accumulate tl.dot"),
+     "does not only add into one accumulator"),
     (("        a_ptrs += BLOCK_K * stride_ak\n", "        a_ptrs += BLOCK_K * stride_ak * (k + 1)\n"),
      "advances by something the loop changes"),
     (("    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))\n",
@@ -61,3 +61,30 @@ def test_recipe_split_k_refuses_autotuned_kernels_and_kernels_split_already():
     assert "autotuned" in SplitK().rewrite((corpus / "matvec_autotune.py").read_text(), "matvec")
     once = SplitK().rewrite(LONG_K.read_text(), ENTRY).source
     assert "already splits K" in SplitK().rewrite(once, ENTRY)
+
+
+def test_recipe_split_k_splits_the_row_loop_of_a_column_sum_and_stays_correct(tmp_path):
+    # examples/col_sum.py: each program sums 16 columns over all rows; the rows are split
+    # when the columns give few programs. Its test cases (37 and 130 rows in blocks of 8)
+    # keep one split at the chooser's 8 steps a split: a smaller block sends them down the
+    # atomic path too.
+    problem = ROOT / "examples" / "col_sum.py"
+    result = SplitK().rewrite(problem.read_text(), "col_sum")
+    assert isinstance(result, Rewrite), result
+    assert "for start in range(pid_split_k * BLOCK_M, n_rows, BLOCK_M * SPLIT_K):" in result.source
+    assert "tl.atomic_add(out_ptr + cols, acc, mask=cols < n_cols)" in result.source
+    assert "grid = (triton.cdiv(n_cols, BLOCK_N), split_k)" in result.source
+    assert_correct(problem, result.source, tmp_path)
+    split = result.source.replace("BLOCK_M=8", "BLOCK_M=2")  # 65 steps of 2 rows: split 8 ways
+    assert_correct(problem, split, tmp_path)
+
+
+def test_recipe_split_k_refuses_a_loop_that_stores_or_keeps_a_maximum():
+    problem = ROOT / "examples" / "col_sum.py"
+    stores = refusal(SplitK(), problem.read_text(), "col_sum", (
+        "        acc += tl.sum(x, axis=0)\n",
+        "        acc += tl.sum(x, axis=0)\n        tl.store(out_ptr + cols, acc, mask=cols < n_cols)\n"))
+    assert "its loop writes memory" in stores
+    maximum = refusal(SplitK(), problem.read_text(), "col_sum", (
+        "        acc += tl.sum(x, axis=0)\n", "        acc = tl.maximum(acc, tl.sum(x, axis=0))\n"))
+    assert "not one loop adding into an accumulator" in maximum

@@ -1,16 +1,19 @@
-"""Split-K for matmuls with few output tiles and a long reduction.
+"""Split-K for matmuls with few output tiles and a long reduction, and for any kernel that
+sums over a long serial loop (column sums, say).
 
 A tiled matmul gives each program one output tile and walks all of K: with few tiles most
 of the GPU idles. Split K ways, the programs of a tile each walk every SPLIT_K-th step of K
 (a new grid axis says which) and add their partial tiles into the zeroed output with
-`tl.atomic_add`; with one split the kernel stores as before.
+`tl.atomic_add`; with one split the kernel stores as before. A kernel that adds a block's
+column sums into an accumulator row by row (`acc += tl.sum(x, axis=0)`) is the same shape
+of work: its loop over rows is split the same way.
 
 The host chooses the split from the sizes: enough programs for about four per SM of a
 132-SM GPU (512 in all), at most 16 splits, and at least 8 steps of K for each. Tiles many
 enough keep one split and the original code path.
 
-Applies only where that is the same sum: one top-level loop accumulating `tl.dot` into one
-accumulator, over `range(0, n)` (steps) or `range(0, K, BLOCK_K)` (offsets), whose other
+Applies only where that is the same sum: one top-level loop adding into one accumulator
+(`tl.dot`, or any value that does not read the accumulator) and storing nothing, over `range(0, n)` (steps) or `range(0, K, BLOCK_K)` (offsets), whose other
 loop-carried values are pointers advanced by a loop-invariant stride; the accumulator stored
 once after the loop, as it is or converted (`acc.to(...)`); a grid written as a tuple with
 one entry per program axis the kernel reads. The additions then happen in another order
@@ -57,8 +60,8 @@ class SplitK(Recipe):
                 reasons.append(f"{kernel.name}: {bad or 'no launch of it in this file'}")
                 continue
             edits = _kernel_edits(ks, kernel, plan) + [e for h in host for e in h]
-            return Rewrite(apply_edits(source, edits), f"{kernel.name}: K split when its output has few tiles "
-                                                       f"(up to {MAX_SPLIT} ways, partial tiles added atomically)")
+            return Rewrite(apply_edits(source, edits), f"{kernel.name}: its loop split when its output has few "
+                                                       f"tiles (up to {MAX_SPLIT} ways, partial results added atomically)")
         return "; ".join(reasons) or "no Triton kernel in the file"
 
 
@@ -77,17 +80,20 @@ def _kernel_plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     fn = kernel.fn
     if fn.args.kwonlyargs or fn.args.vararg or fn.args.kwarg:
         return "keyword-only or variadic parameters"
-    loops = [s for s in fn.body if isinstance(s, ast.For) and _dot_in(ks, s)]
+    loops = [s for s in fn.body if isinstance(s, ast.For) and _accumulator(ks, fn, s, strict=False)]
     if len(loops) != 1 or any(isinstance(n, (ast.For, ast.While)) for s in loops[0].body for n in ast.walk(s)):
-        return "not one loop accumulating tl.dot at the top level"
+        return "not one loop adding into an accumulator at the top level"
     loop = loops[0]
     form = _range_form(ks, loop, kernel)
     if isinstance(form, str):
         return form
     bound, step, steps_form = form
-    acc = _accumulator(ks, loop)
+    acc = _accumulator(ks, fn, loop)
     if acc is None:
-        return "its loop does not accumulate tl.dot into one accumulator"
+        return "its loop does not only add into one accumulator"
+    if any(isinstance(n, ast.Call) and ks.tl_op(n.func) in ("store", "atomic_add", "atomic_max", "atomic_min",
+                                                            "atomic_xchg", "atomic_cas") for n in ast.walk(loop)):
+        return "its loop writes memory: each split would write it again"
     carried = _carried(loop, fn)
     pointers = [s for s in loop.body if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add)
                 and isinstance(s.target, ast.Name) and s.target.id != acc]
@@ -109,10 +115,6 @@ def _kernel_plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     return _Plan(loop, acc, pointers, store, max(axes, default=-1) + 1, bound, step, steps_form)
 
 
-def _dot_in(ks: KernelSource, node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and ks.tl_op(n.func) == "dot" for n in ast.walk(node))
-
-
 def _range_form(ks: KernelSource, loop: ast.For, kernel: Kernel) -> tuple[str, str | None, bool] | str:
     """(K parameter, BLOCK_K parameter, whether the loop counts steps) of `range(0, cdiv(K, BK))`,
     `range(cdiv(K, BK))` or `range(0, K, BK)`."""
@@ -131,26 +133,45 @@ def _range_form(ks: KernelSource, loop: ast.For, kernel: Kernel) -> tuple[str, s
     return "its loop is neither range(0, tl.cdiv(K, BLOCK_K)) nor range(0, K, BLOCK_K)"
 
 
-def _accumulator(ks: KernelSource, loop: ast.For) -> str | None:
-    """The name `acc` of `acc += tl.dot(a, b)`, `acc = tl.dot(a, b, acc)` or `acc = acc + tl.dot(a, b)`,
-    when every assignment to it in the loop is one of those."""
+def _accumulator(ks: KernelSource, fn: ast.FunctionDef, loop: ast.For, strict: bool = True) -> str | None:
+    """The name `acc` of `acc += v`, `acc = acc + v` (v not reading acc) or `acc = tl.dot(a, b, acc)`,
+    when every assignment to it in the loop is one of those (strict=False: when one is)."""
     def is_dot(v: ast.AST) -> bool:
         return isinstance(v, ast.Call) and ks.tl_op(v.func) == "dot"
+
+    def free_of(v: ast.AST, name: str) -> bool:
+        return not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(v))
 
     forms: dict[str, list[bool]] = {}
     for s in loop.body:
         for target in _targets(s):
             ok = False
             if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add):
-                ok = is_dot(s.value) and len(s.value.args) == 2
+                ok = free_of(s.value, target) and not (is_dot(s.value) and len(s.value.args) > 2)
             elif isinstance(s, ast.Assign) and len(s.targets) == 1:
                 v = s.value
-                ok = (is_dot(v) and len(v.args) == 3 and ast.unparse(v.args[2]) == target) or \
+                ok = (is_dot(v) and len(v.args) == 3 and ast.unparse(v.args[2]) == target
+                      and free_of(v.args[0], target) and free_of(v.args[1], target)) or \
                     (isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add) and ast.unparse(v.left) == target
-                     and is_dot(v.right))
+                     and free_of(v.right, target))
             forms.setdefault(target, []).append(ok)
-    accs = [name for name, oks in forms.items() if any(oks)]
-    return accs[0] if len(accs) == 1 and all(forms[accs[0]]) else None
+    # Pointers advanced by a stride (`a_ptrs += BLOCK_K * stride`) look like sums too: the
+    # accumulator is the one made with zeros before the loop.
+    accs = [name for name, oks in forms.items() if any(oks) and _zeroed_before(ks, fn, loop, name)]
+    if len(accs) != 1:
+        return None
+    return accs[0] if all(forms[accs[0]]) or not strict else None
+
+
+def _zeroed_before(ks: KernelSource, fn: ast.FunctionDef, loop: ast.For, name: str) -> bool:
+    """`name = tl.zeros(...)` (or `tl.full(..., 0, ...)`) in the kernel before the loop."""
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and n.targets[0].id == name and n.lineno < loop.lineno and isinstance(n.value, ast.Call):
+            op = ks.tl_op(n.value.func)
+            if op == "zeros" or (op == "full" and len(n.value.args) > 1 and ast.unparse(n.value.args[1]) in ("0", "0.0")):
+                return True
+    return False
 
 
 def _targets(stmt: ast.stmt) -> list[str]:
