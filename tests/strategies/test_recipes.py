@@ -78,7 +78,8 @@ def _state(best: Candidate) -> SearchState:
 
 def test_recipe_strategy_offers_each_recipe_once_and_says_why_not():
     strategy = RecipeStrategy()
-    assert strategy.applies(MM_2D.read_text(), "mm") and not strategy.applies((EXAMPLES / "vector_add.py").read_text(), "add")
+    embedding = ROOT / "benchmarks" / "corpus" / "embedding_out.py"
+    assert strategy.applies(MM_2D.read_text(), "mm") and not strategy.applies(embedding.read_text(), "embedding")
     proposed = strategy.propose(_state(Candidate(MM_2D.read_text(), "baseline")), 4)
     assert [c.params["recipes"] for c in proposed] == [["split_k"], ["tile_order"]]
     grouped = proposed[1]

@@ -8,12 +8,18 @@ from typing import Any
 from tritonforge.strategies.base import Candidate, SearchState, Strategy
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
+from tritonforge.strategies.recipes.hints import Hints
 from tritonforge.strategies.recipes.row_one_pass import RowOnePass
+from tritonforge.strategies.recipes.row_online import RowOnline
+from tritonforge.strategies.recipes.rows_per_program import RowsPerProgram
 from tritonforge.strategies.recipes.split_k import SplitK
 from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
 from tritonforge.strategies.recipes.two_stage import CollapseTwoStage
 
-RECIPES: list[type[Recipe]] = [RowOnePass, FuseElementwise, CollapseTwoStage, SplitK, GroupedTileOrder]
+# The order recipes are tried in when no profile says otherwise: those that remove whole
+# passes over memory or launches first, hints last (they change the least).
+RECIPES: list[type[Recipe]] = [RowOnePass, RowOnline, FuseElementwise, CollapseTwoStage, SplitK, GroupedTileOrder,
+                               RowsPerProgram, Hints]
 
 
 class RecipeStrategy(Strategy):
