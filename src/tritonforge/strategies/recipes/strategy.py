@@ -9,6 +9,7 @@ from tritonforge.strategies.base import Candidate, SearchState, Strategy
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
 from tritonforge.strategies.recipes.hints import Hints
+from tritonforge.strategies.recipes.persistent import PersistentGrid
 from tritonforge.strategies.recipes.row_one_pass import RowOnePass
 from tritonforge.strategies.recipes.row_online import RowOnline
 from tritonforge.strategies.recipes.rows_per_program import RowsPerProgram
@@ -19,11 +20,12 @@ from tritonforge.strategies.recipes.two_stage import CollapseTwoStage
 # The order recipes are tried in when no profile says otherwise: those that remove whole
 # passes over memory or launches first, hints last (they change the least).
 RECIPES: list[type[Recipe]] = [RowOnePass, RowOnline, FuseElementwise, CollapseTwoStage, SplitK, GroupedTileOrder,
-                               RowsPerProgram, Hints]
+                               RowsPerProgram, PersistentGrid, Hints]
 
 
 class RecipeStrategy(Strategy):
     name = "recipes"
+    rewrites = True
 
     def __init__(self, recipes: list[Recipe] | None = None) -> None:
         self.recipes = recipes if recipes is not None else [cls() for cls in RECIPES]

@@ -1,0 +1,314 @@
+"""A persistent grid for launches of many tiny programs.
+
+A kernel launched with one program per row of a tensor with a million short rows pays the
+start of a million programs, each of which moves a few hundred bytes. Persistent, the
+kernel runs its original body in a loop over those ids, `for pid in range(tl.program_id(0),
+N_TILES, tl.num_programs(0))`, and the launch starts only as many programs as the SMs hold
+(the SM count read at run time; `programs_per_sm` in the entry is a literal to tune),
+passing the original number of programs as `N_TILES`. On CPU tensors (Triton's
+interpreter) it starts 4, so the loop really takes more than one id per program.
+
+Applies only where each program's work depends on nothing but its id: a 1-D grid, one read
+of `tl.program_id(0)` and none of another axis or of `tl.num_programs`, no `return`, no
+`tl.dot` (matmuls are left to the tile recipes), and no helper in the file that reads its
+own program id. A parameter the kernel moves (`x += row * stride`) becomes a copy made
+for each id, since the loop would otherwise carry it from one id to the next.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import textwrap
+
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, program_axis
+from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
+from tritonforge.strategies.recipes.base import Recipe, Rewrite
+from tritonforge.strategies.recipes.exprs import single_assignments
+from tritonforge.strategies.recipes.host import fresh_name, launches_of, statement_of
+
+# Programs per SM, the starting value of `programs_per_sm`: 32 is as many blocks as an SM of
+# an H100/H200 holds at once. Measured on an H200 (1<<20 rows of 64 fp32): 4 per SM took 1.8x
+# the one-program-per-row time, 16 per SM 0.55x, 32 per SM with num_warps=1 0.29x.
+PER_SM = 32
+CPU_PROGRAMS = 4  # programs on CPU tensors: few, so each takes several ids
+TILES = "N_TILES"
+
+
+class PersistentGrid(Recipe):
+    name = "persistent_grid"
+    rounding = ""  # each id runs the same code as before, in its own iteration
+    points_to = frozenset({"wave_quantization", "memory_bound_far_from_peak", "latency_bound_little_in_flight"})
+
+    def rewrite(self, source: str, entry: str) -> Rewrite | str:
+        ks = KernelSource(source)
+        tl, torch = ks.alias("triton.language"), _torch_alias(ks.tree)
+        if tl is None or torch is None:
+            return "torch and triton.language are not both imported under a name"
+        taken = _host_names(ks)
+        edits, done, reasons = [], [], []
+        for kernel in ks.kernels.values():
+            why = _why_not(ks, kernel)
+            launches = launches_of(ks, kernel)
+            host = [] if why else [_host_edits(ks, kernel, call, torch, taken) for call in launches]
+            why = why or next((h for h in host if isinstance(h, str)), None) or \
+                (None if launches else "no launch of it in this file")
+            if why:
+                reasons.append(f"{kernel.name}: {why}")
+                continue
+            edits += _kernel_edits(ks, kernel, tl) + [e for h in host for e in h]
+            done.append(kernel.name)
+        if not done:
+            return "; ".join(reasons) or "no Triton kernel in the file"
+        return Rewrite(apply_edits(source, edits), f"{', '.join(done)}: persistent grid, {PER_SM} programs per SM "
+                                                   f"looping over the original program ids")
+
+
+def _host_names(ks: KernelSource) -> set[str]:
+    """Names the host code uses (kernel bodies left out: their names are not the entry's)."""
+    kernels = {id(k.fn) for k in ks.kernels.values()}
+    stack, names = [ks.tree], set()
+    while stack:
+        node = stack.pop()
+        if id(node) not in kernels:
+            names |= {node.id} if isinstance(node, ast.Name) else set()
+            stack += list(ast.iter_child_nodes(node))
+    return names
+
+
+def _torch_alias(tree: ast.Module) -> str | None:
+    return next((a.asname or a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names
+                 if a.name == "torch"), None)
+
+
+def _calls(ks: KernelSource, fn: ast.FunctionDef, op: str) -> list[ast.Call]:
+    return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and (ks.tl_op(n.func) or "").startswith(op)]
+
+
+def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
+    """Why running this kernel's body once per id in a loop would not be the same computation."""
+    fn = kernel.fn
+    if _calls(ks, fn, "dot"):
+        return "has tl.dot: a matmul's tiles are left to the tile recipes"
+    if _calls(ks, fn, "num_programs") or TILES in kernel.params:
+        return "already loops over programs (reads tl.num_programs)"
+    ids = _calls(ks, fn, "program_id")
+    if any(program_axis(c) != 0 for c in ids):
+        return "reads tl.program_id on an axis other than a constant 0 (a grid of more than one axis)"
+    if len(ids) != 1:
+        return "reads tl.program_id(0) more than once" if ids else "never reads tl.program_id: no per-program work"
+    if any(isinstance(n, ast.Return) for n in ast.walk(fn)):
+        return "returns early: in a loop over ids that would skip the ids after it"
+    helper = _helper_reading_ids(ks, fn, set())
+    if helper:
+        return f"calls {helper}, which reads its own program id"
+    if fn.args.kwonlyargs or fn.args.vararg or fn.args.kwarg or fn.args.defaults:
+        return "has keyword-only, variadic or defaulted parameters (N_TILES cannot go last)"
+    return None
+
+
+def _helper_reading_ids(ks: KernelSource, fn: ast.FunctionDef, seen: set[str]) -> str | None:
+    """A @triton.jit function of this file that `fn` calls (directly or not) and that reads
+    tl.program_id or tl.num_programs: inside it the id would be the program's, not the loop's."""
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+        helper = ks.kernels.get(call.func.id)
+        if helper is None or helper.name in seen:
+            continue
+        seen.add(helper.name)
+        if _calls(ks, helper.fn, "program_id") or _calls(ks, helper.fn, "num_programs") \
+                or _helper_reading_ids(ks, helper.fn, seen):
+            return helper.name
+    return None
+
+
+def _moved_params(kernel: Kernel) -> list[str]:
+    """Parameters the body assigns, in the order of the signature."""
+    stored = {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return [p for p in kernel.params if p in stored]
+
+
+def _body(kernel: Kernel) -> list[ast.stmt]:
+    """The kernel's statements, without its docstring."""
+    body = kernel.fn.body
+    doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
+        body[0].value.value, str)
+    return body[1:] if doc and len(body) > 1 else body
+
+
+def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str) -> list[Edit]:
+    """The body, re-indented into the loop over ids, and N_TILES as the last parameter."""
+    body = _body(kernel)
+    first, last = body[0], body[-1]
+    lines = ks.source.splitlines(keepends=True)
+    region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n")
+    shift = first.lineno - 1
+    call = _calls(ks, kernel.fn, "program_id")[0]
+    named = _plain_id(ks, kernel, body, call)
+    if named is not None:  # `pid = tl.program_id(0)` on lines of its own: pid becomes the loop variable
+        var, stmt = named
+        inner = [Edit(Place(stmt.lineno - shift, 0, stmt.end_lineno - shift + 1, 0), "")]
+    else:  # the loop variable stands in for the id (a plain int in the interpreter: tl.cast makes it a tensor)
+        var = fresh_name("tile_id", {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name)})
+        inner = [Edit(Place(call.lineno - shift, call.col_offset, call.end_lineno - shift, call.end_col_offset),
+                      f"{tl}.cast({var}, {tl}.int32)")]
+    # A parameter the body moves (`x += row * stride`) becomes a copy made for each id: moved in
+    # place it would carry to the next id (and Triton rejects a carried value whose type changes).
+    local = {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name)}
+    copies = {p: fresh_name(f"{p}_tile", local) for p in _moved_params(kernel)}
+    inner += [Edit(Place(n.lineno - shift, n.col_offset, n.end_lineno - shift, n.end_col_offset), copies[n.id])
+              for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in copies]
+    region = apply_edits(region + "\n", inner)  # whole lines, still indented as the kernel's body
+    pad = " " * first.col_offset
+    start = "".join(f"{pad}{c} = {p}  # this id's own copy of {p}\n" for p, c in copies.items())
+    text = (f"{pad}for {var} in range({tl}.program_id(0), {TILES}, {tl}.num_programs(0)):"
+            f"  # persistent: ids strided by num_programs\n" + textwrap.indent(start + region, "    ").rstrip("\n"))
+    end = len(lines[last.end_lineno - 1].rstrip("\r\n").encode())
+    return [append_parameter(kernel.fn, TILES), Edit(Place(first.lineno, 0, last.end_lineno, end), text)]
+
+
+def _plain_id(ks: KernelSource, kernel: Kernel, body: list[ast.stmt], call: ast.Call
+              ) -> tuple[str, ast.stmt] | None:
+    """(name, statement) for a top-level `name = tl.program_id(0)` alone on its lines, where name
+    is set nowhere else and never used as an object (`pid.to(...)` fails on the interpreter's int)."""
+    stmt = next((s for s in body if isinstance(s, ast.Assign) and s.value is call), None)
+    if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        return None
+    name = stmt.targets[0].id
+    lines = ks.source.splitlines()
+    before, after = lines[stmt.lineno - 1][:stmt.col_offset], lines[stmt.end_lineno - 1][stmt.end_col_offset:]
+    stores = [n for n in ast.walk(kernel.fn) if isinstance(n, ast.Name) and n.id == name
+              and isinstance(n.ctx, ast.Store)]
+    as_object = any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == name
+                    for n in ast.walk(kernel.fn))
+    if before.strip() or after.strip() and not after.strip().startswith("#") or len(stores) != 1 or as_object:
+        return None
+    return name, stmt
+
+
+def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, taken: set[str]) -> list[Edit] | str:
+    """Before the launch: the original number of programs and the persistent count; the launch
+    takes a grid of that count and passes the original as N_TILES."""
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return "its launch passes arguments with * or **"
+    stmt = statement_of(ks.tree, call)
+    if stmt is None:
+        return "its launch is not inside a function's statements"
+    tiles = _program_count(ks, kernel, call, stmt)
+    if not isinstance(tiles, ast.expr):
+        return tiles
+    if all(isinstance(n, ast.Constant) or (isinstance(n, ast.Name) and n.id in ks.constants)
+           for n in ast.walk(tiles) if isinstance(n, (ast.Constant, ast.Name))):
+        return "its grid is a constant number of programs, nothing to loop over"
+    device = _device_argument(ks, kernel, call)
+    if device is None:
+        return "no pointer argument named at its launch to read the device from"
+    tiles, tied, ties = _tie_literals(kernel, call, tiles, taken)
+    n, per_sm, programs = (fresh_name(s, taken) for s in ("n_tiles", "programs_per_sm", "programs"))
+    pad = " " * stmt.col_offset
+    sms = f"{torch}.cuda.get_device_properties({device}.device).multi_processor_count"
+    before = "".join(f"{name} = {ks.text(node)}\n{pad}" for node, name in tied) + (
+        f"{n} = {ast.unparse(tiles)}  # the ids the kernel loops over: the programs its grid had (persistent_grid)\n"
+        f"{pad}{per_sm} = {PER_SM}\n"
+        f"{pad}{programs} = min({n}, {CPU_PROGRAMS})  # on CPU tensors (the interpreter) a few, each taking many ids\n"
+        f"{pad}if {device}.is_cuda:\n"
+        f"{pad}    {programs} = min({n}, {sms} * {per_sm})\n{pad}")
+    return [Edit(Place.point(stmt.lineno, stmt.col_offset), before), Edit(Place.of(call.func.slice), f"({programs},)"),
+            insert_keyword(call, TILES, n, order=1)] + ties
+
+
+def _tie_literals(kernel: Kernel, call: ast.Call, count: ast.expr, taken: set[str]
+                  ) -> tuple[ast.expr, list[tuple[ast.expr, str]], list[Edit]]:
+    """A literal constexpr argument whose value the count repeats (`cdiv(n, 1024)` beside
+    `BLOCK_SIZE=1024`) becomes one local both read: the grid no longer shows the copy, so a
+    search that changes the block must change the count with it."""
+    tied, edits, values = [], [], {}
+    for param, node in call_arguments(call, kernel.params).items():
+        if param in kernel.constexprs and isinstance(node, ast.Constant) and type(node.value) is int:
+            values.setdefault(node.value, (node, param))
+
+    class Tie(ast.NodeTransformer):
+        def visit_Constant(self, c: ast.Constant) -> ast.AST:
+            if type(c.value) is not int or c.value <= 1 or c.value not in values:
+                return c
+            node, param = values[c.value]
+            if not any(n is node for n, _ in tied):
+                tied.append((node, fresh_name(param, taken)))
+                edits.append(Edit(Place.of(node), tied[-1][1]))
+            return ast.Name(next(name for n, name in tied if n is node), ast.Load())
+
+    return Tie().visit(count), tied, edits
+
+
+def _program_count(ks: KernelSource, kernel: Kernel, call: ast.Call, stmt: ast.stmt) -> ast.expr | str:
+    """The expression for the grid's number of programs, evaluated where the launch is."""
+    grid = call.func.slice
+    if isinstance(grid, ast.Name):
+        fn = next((f for f in ast.walk(ks.tree) if isinstance(f, ast.FunctionDef) and f.name not in ks.kernels
+                   and any(s is stmt for s in ast.walk(f))), None)
+        sets = [s.value for s in ast.walk(fn) if isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == grid.id] if fn else []
+        if sets and all(isinstance(v, (ast.Tuple, ast.List)) for v in sets):
+            if any(len(v.elts) != 1 for v in sets):
+                return "its grid is not 1-D"
+            # Its expression, written again at the launch, where nothing it reads was set since;
+            # otherwise the tuple's own entry.
+            changed = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                       and sets[0].lineno < n.lineno <= stmt.lineno}
+            if len(sets) == 1 and not any(isinstance(n, ast.Name) and n.id in changed for n in ast.walk(sets[0])):
+                return copy.deepcopy(sets[0].elts[0])
+            return ast.Subscript(ast.Name(grid.id, ast.Load()), ast.Constant(0), ast.Load())
+        if len(sets) != 1 or not isinstance(sets[0], ast.Lambda):
+            return f"its grid '{grid.id}' is not set, in the launching function, to tuples or to one lambda"
+        grid = sets[0]
+    if isinstance(grid, ast.Lambda):
+        return _lambda_count(ks, kernel, call, grid)
+    if not isinstance(grid, (ast.Tuple, ast.List)):
+        return "its grid is neither a tuple, a lambda, nor a name set to them"
+    return copy.deepcopy(grid.elts[0]) if len(grid.elts) == 1 else "its grid is not 1-D"
+
+
+def _lambda_count(ks: KernelSource, kernel: Kernel, call: ast.Call, grid: ast.Lambda) -> ast.expr | str:
+    """A `lambda meta: (e,)` grid's e, with each `meta["NAME"]` replaced by the launch's argument
+    for NAME (the value Triton would pass it); refused where the autotuner or heuristics set it."""
+    if len(grid.args.args) != 1 or not isinstance(grid.body, (ast.Tuple, ast.List)):
+        return "its grid lambda does not take one argument and return a tuple"
+    if len(grid.body.elts) != 1:
+        return "its grid is not 1-D"
+    meta, args = grid.args.args[0].arg, call_arguments(call, kernel.params)
+
+    class Meta(ast.NodeTransformer):
+        def __init__(self) -> None:
+            self.missing: list[str] = []
+
+        def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+            if isinstance(node.value, ast.Name) and node.value.id == meta and isinstance(node.slice, ast.Constant):
+                if node.slice.value in args:
+                    return copy.deepcopy(args[node.slice.value])
+                self.missing.append(str(node.slice.value))
+            return self.generic_visit(node)
+
+    swap = Meta()
+    count = swap.visit(copy.deepcopy(grid.body.elts[0]))
+    if swap.missing or any(isinstance(n, ast.Name) and n.id == meta for n in ast.walk(count)):
+        return f"its grid reads {', '.join(swap.missing) or meta} from the launch's meta-parameters, " \
+               f"not passed at the launch (set by the autotuner or heuristics)"
+    return count
+
+
+def _device_argument(ks: KernelSource, kernel: Kernel, call: ast.Call) -> str | None:
+    """A name the launch passes for a pointer the kernel loads or stores through (a tensor)."""
+    env = single_assignments(kernel.fn.body)
+    args = call_arguments(call, kernel.params)
+    accesses = _calls(ks, kernel.fn, "load") + _calls(ks, kernel.fn, "store") + _calls(ks, kernel.fn, "atomic")
+    for access in sorted(accesses, key=lambda c: (c.lineno, c.col_offset)):  # the first in the source
+        ptr = access.args[0] if access.args else next((k.value for k in access.keywords if k.arg == "pointer"), None)
+        for _ in range(8):  # follow `row_ptr = x_ptr + ...` back to the parameter
+            while isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add):
+                ptr = ptr.left
+            if not (isinstance(ptr, ast.Name) and ptr.id in env):
+                break
+            ptr = env[ptr.id]
+        arg = args.get(ptr.id) if isinstance(ptr, ast.Name) and ptr.id in kernel.params else None
+        if isinstance(arg, ast.Name):
+            return arg.id
+    return None

@@ -1,0 +1,88 @@
+"""The persistent_grid recipe (`-k recipe`): a kernel launched with one program per row (or per
+block) runs its body in a loop over the original program ids, on a grid of a few programs per
+SM (4 on CPU tensors, so in the interpreter each program takes several ids); correct in
+Triton's interpreter, and refused where the loop would not be the same computation."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT
+from tests.strategies.judged import assert_correct, refusal
+from tritonforge.strategies.recipes import Rewrite
+from tritonforge.strategies.recipes.persistent import PersistentGrid
+
+CORPUS = ROOT / "benchmarks" / "corpus"
+ROWS = CORPUS / "row_scale_many_rows.py"
+ENTRY = "l2norm_rows"
+LOOP = "range(tl.program_id(0), N_TILES, tl.num_programs(0)):"
+
+
+def _kernels_loop(source: str) -> list[str]:
+    """Names of the kernels (functions with a decorator) whose code reads tl.num_programs."""
+    tree = ast.parse(source)
+    return [f.name for f in tree.body if isinstance(f, ast.FunctionDef) and f.decorator_list
+            and "num_programs" in ast.unparse(f)]
+
+
+def test_recipe_persistent_grid_loops_over_the_rows_of_the_corpus_problem(tmp_path):
+    result = PersistentGrid().rewrite(ROWS.read_text(), ENTRY)
+    assert isinstance(result, Rewrite), result
+    src = result.source
+    assert f"for i_t in {LOOP}" in src  # `i_t = tl.program_id(0)` became the loop variable
+    assert "        x_tile = x  #" in src and "x_tile += i_t * D" in src  # each row moves its own copy
+    assert "l2norm_fwd_kernel[(programs,)](x, y, eps, D=D, BD=BD, N_TILES=n_tiles)" in src
+    assert "programs_per_sm = 32" in src and "multi_processor_count * programs_per_sm" in src
+    assert _kernels_loop(src) == ["l2norm_fwd_kernel"]
+    assert_correct(ROWS, src, tmp_path)
+
+
+@pytest.mark.parametrize("problem, entry, expect", [
+    (EXAMPLES / "softmax.py", "softmax", f"for row in {LOOP}"),
+    # `row = tl.program_id(0).to(tl.int64)`: the loop variable is an int in the interpreter
+    (CORPUS / "rmsnorm_block_helper.py", "rms_norm", "row = tl.cast(tile_id, tl.int32).to(tl.int64)"),
+    # a `lambda META` grid whose block is a positional literal: one local feeds both
+    (CORPUS / "relu_squared_positional.py", "relu_squared", "n_tiles = triton.cdiv(n, BLOCK_SIZE)"),
+    # two kernels sharing a `lambda meta` grid, both made persistent
+    (CORPUS / "bias_gelu_residual_chain.py", "bias_gelu_residual", "BLOCK_SIZE=BLOCK_SIZE_, N_TILES=n_tiles_)"),
+])
+def test_recipe_persistent_grid_stays_correct_on_other_row_and_block_kernels(problem, entry, expect, tmp_path):
+    result = PersistentGrid().rewrite(problem.read_text(), entry)
+    assert isinstance(result, Rewrite), result
+    assert expect in result.source
+    assert _kernels_loop(result.source)
+    assert_correct(problem, result.source, tmp_path)
+
+
+HELPER = '''@triton.jit
+def _first_row():
+    return tl.program_id(0) * 0
+
+
+@triton.jit
+def l2norm_fwd_kernel('''
+
+
+@pytest.mark.parametrize("edit, why", [
+    (("    i_t = tl.program_id(0)\n", "    i_t = tl.program_id(0) + tl.program_id(1)\n"),
+     "axis other than a constant 0"),
+    (("    i_t = tl.program_id(0)\n", "    i_t = tl.program_id(0)\n    j = tl.program_id(0)\n"), "more than once"),
+    (("    i_t = tl.program_id(0)\n", "    i_t = tl.program_id(0)\n    if i_t >= 1 << 30:\n        return\n"),
+     "returns early"),
+    (("    i_t = tl.program_id(0)\n", "    i_t = tl.program_id(0) + _first_row()\n"), "calls _first_row"),
+    (("[(T,)]", "[(T, 1)]"), "not 1-D"),
+    (("[(T,)]", "[(8,)]"), "constant number of programs"),
+    (("[(T,)]", "[lambda meta: (triton.cdiv(T, meta['ROWS']),)]"), "reads ROWS from the launch's meta-parameters"),
+])
+def test_recipe_persistent_grid_refuses_what_would_not_be_the_same_computation(edit, why):
+    source = ROWS.read_text().replace("@triton.jit\ndef l2norm_fwd_kernel(", HELPER)
+    assert why in refusal(PersistentGrid(), source, ENTRY, edit)
+
+
+def test_recipe_persistent_grid_refuses_matmuls_2d_grids_and_kernels_made_persistent():
+    assert "has tl.dot" in PersistentGrid().rewrite((EXAMPLES / "matmul.py").read_text(), "matmul")
+    assert "axis other than" in PersistentGrid().rewrite((CORPUS / "embedding_out.py").read_text(), "embedding")
+    once = PersistentGrid().rewrite(ROWS.read_text(), ENTRY).source
+    assert "already loops over programs" in PersistentGrid().rewrite(once, ENTRY)
