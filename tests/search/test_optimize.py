@@ -42,7 +42,8 @@ def test_loop_finds_a_correct_drop_in_and_writes_the_run_files(tmp_path):
     assert files["best"].read_text() == outcome.result.best.source
     assert files["baseline"].read_text() == (EXAMPLES / "vector_add.py").read_text()
     if s["improved"]:
-        assert "BLOCK" in files["diff"].read_text() or "num_warps" in files["diff"].read_text()
+        diff = files["diff"].read_text()
+        assert "BLOCK" in diff or "num_warps" in diff or "EVEN" in diff  # a launch move or the hints recipe
     else:
         assert files["diff"].read_text() == ""
         assert "best.py is the baseline" in s["result"]
@@ -55,9 +56,10 @@ def test_loop_finds_a_correct_drop_in_and_writes_the_run_files(tmp_path):
         assert len(judged) == 6  # baseline + budget
         # per_shape may use the budget's last slot when the two cases were won by different candidates.
         origins = {c.origin for c, _ in judged}
-        assert {"baseline", "launch_params"} <= origins <= {"baseline", "launch_params", "per_shape"}
+        assert {"baseline", "launch_params"} <= origins <= {"baseline", "launch_params", "per_shape", "recipes"}
         space = store.events("search_space")
-        assert space and space[0]["data"]["space"]["tunables"]
+        launch = [e for e in space if e["data"]["strategy"] == "launch_params"]
+        assert launch and launch[0]["data"]["space"]["tunables"]
         assert all(ev["environment"]["torch"] for _, ev in judged)
 
 
