@@ -8,6 +8,7 @@ where it stopped without judging anything twice.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from dataclasses import dataclass, field
@@ -56,6 +57,9 @@ class SearchResult:
     @property
     def improved(self) -> bool:
         return self.best.origin != BASELINE
+
+
+SECOND_CHANCE = 2  # launch moves a round gives a rewrite that was correct but not faster
 
 
 class Observer(Protocol):
@@ -252,8 +256,9 @@ class Search:
         return self._evaluate_all(state, proposals, t0)
 
     def _propose(self, state: SearchState, want: int) -> list[Candidate]:
-        out: list[Candidate] = []
         seen = {o.candidate.key for o in state.history} | {state.best.key}
+        # First, so that the record of each strategy's space (describe_space) is the best's.
+        out = self._second_chance(state, min(SECOND_CHANCE, want // 3), seen)
         for strategy in self.strategies:
             if len(out) >= want:
                 break
@@ -262,6 +267,30 @@ class Search:
                     seen.add(c.key)
                     out.append(c)
         return out[:want]
+
+    def _second_chance(self, state: SearchState, room: int, seen: set[str]) -> list[Candidate]:
+        """Launch moves on the most recent rewrite that was correct but not faster than the
+        best and that no candidate was made from yet: it was written with launch values tuned
+        for the code it replaced (a two-stage sum collapsed into atomics wants larger blocks)."""
+        rewriters = {s.name for s in self.strategies if s.rewrites}
+        tuners = [s for s in self.strategies if s.tunes]
+        parents = {o.candidate.parent for o in state.history}
+        chance = next((o for o in reversed(state.history) if o.candidate.origin in rewriters and o.status == "correct"
+                       and o.candidate.key != state.best.key and o.candidate.key not in parents), None)
+        if chance is None or room <= 0 or not tuners:
+            return []
+        alt = dataclasses.replace(state, best=chance.candidate, best_speedup=chance.speedup or 0.0, findings=[],
+                                  best_cases=[])
+        out: list[Candidate] = []
+        for strategy in tuners:
+            for c in strategy.propose(alt, room - len(out)):
+                if c.key not in seen and self.store.evaluation(c.key) is None:
+                    seen.add(c.key)
+                    out.append(c)
+        if out:
+            self.store.log_event("second_chance", {"round": state.round, "rewrite": chance.candidate.key,
+                                                   "proposed": [c.key for c in out]})
+        return out
 
     def _finish(self, state: SearchState) -> bool:
         """What strategies combine from the search's results (a per-shape dispatch), judged

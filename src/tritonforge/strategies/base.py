@@ -90,6 +90,12 @@ class Strategy(ABC):
     once the search has stopped, `finish` may combine what it found."""
 
     name: ClassVar[str]  # also the `origin` of the candidates it proposes
+    # A strategy whose candidates rewrite the code (recipes, a model) writes them with the
+    # launch values of the file it started from; one that tunes launch values can tune them.
+    # A rewrite that is correct but not yet faster gets one turn of the tuners before the
+    # search moves on (search/loop.py): fused or split code often wants other blocks.
+    rewrites: ClassVar[bool] = False
+    tunes: ClassVar[bool] = False
 
     def applies(self, source: str, entry: str) -> bool:
         """Whether this strategy has anything to offer for a problem file at all."""

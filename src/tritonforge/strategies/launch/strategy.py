@@ -25,6 +25,7 @@ class LaunchParamStrategy(Strategy):
     """Budgeted neighbour search over launch parameters of the best candidate."""
 
     name = "launch_params"  # the origin in run records and the registry name
+    tunes = True
 
     def __init__(self, feasible: FeasibleHook | None = None, limits: HardwareLimits = HardwareLimits(),
                  max_autotune_configs: int = 32, max_new_configs: int = 8, max_combos: int = 120) -> None:

@@ -1,0 +1,56 @@
+"""A rewrite that is correct but not faster gets one turn of the launch search (search/loop.py
+`_second_chance`): on the H200 the two-stage sum collapsed into atomics ran 2x slower with the
+partial block it inherited (256: a million atomics on one address) and was dropped untuned
+(benchmarks/results/2026-12-03-h200-s6.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import ROOT
+from tritonforge.domain.candidate import Candidate
+from tritonforge.search.loop import Search, SearchConfig
+from tritonforge.store import RunStore
+from tritonforge.strategies.base import Outcome, SearchState
+from tritonforge.strategies.launch.strategy import LaunchParamStrategy
+from tritonforge.strategies.recipes import RecipeStrategy
+
+TWO_STAGE = ROOT / "benchmarks" / "corpus" / "sum_squares_two_stage.py"
+
+
+def _search(tmp_path: Path) -> Search:
+    source = TWO_STAGE.read_text()
+    store = RunStore.create(tmp_path / "run.sqlite", str(TWO_STAGE), source, "sum_of_squares", {})
+    return Search(executor=None, store=store, strategies=[RecipeStrategy(), LaunchParamStrategy()],
+                  config=SearchConfig(), workdir=tmp_path, baseline_source=source)
+
+
+def _state(best: Candidate, history: list[Outcome]) -> SearchState:
+    return SearchState(problem_path=str(TWO_STAGE), entry="sum_of_squares", baseline_source=best.source,
+                       best=best, history=history, device="cpu")
+
+
+def test_a_correct_rewrite_that_is_slower_gets_launch_moves_of_its_own(tmp_path):
+    search = _search(tmp_path)
+    baseline = Candidate(TWO_STAGE.read_text(), "baseline")
+    [collapsed] = RecipeStrategy().propose(_state(baseline, []), 1)
+    assert collapsed.params["recipes"] == ["collapse_two_stage"]
+    slower = Outcome(candidate=collapsed, status="correct", speedup=0.5)
+    moves = search._second_chance(_state(baseline, [slower]), 2, set())
+    assert 1 <= len(moves) <= 2
+    assert all(m.origin == "launch_params" and m.parent == collapsed.key for m in moves)
+    assert all("tl.atomic_add" in m.source for m in moves)  # moves of the rewrite, not of the best
+    assert [e["data"]["rewrite"] for e in search.store.events("second_chance")] == [collapsed.key]
+
+
+def test_one_turn_each_and_none_for_wrong_rewrites_or_the_best(tmp_path):
+    search = _search(tmp_path)
+    baseline = Candidate(TWO_STAGE.read_text(), "baseline")
+    [collapsed] = RecipeStrategy().propose(_state(baseline, []), 1)
+    slower = Outcome(candidate=collapsed, status="correct", speedup=0.5)
+    moves = search._second_chance(_state(baseline, [slower]), 2, set())
+    tuned = [Outcome(candidate=m, status="correct", speedup=0.9) for m in moves]
+    assert search._second_chance(_state(baseline, [slower, *tuned]), 2, set()) == []  # its turn was taken
+    wrong = Outcome(candidate=collapsed, status="wrong")
+    assert search._second_chance(_state(baseline, [wrong]), 2, set()) == []
+    assert search._second_chance(_state(collapsed, [slower]), 2, set()) == []  # already the best: tuned anyway
