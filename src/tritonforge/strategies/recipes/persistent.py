@@ -28,8 +28,8 @@ from tritonforge.strategies.recipes.exprs import single_assignments
 from tritonforge.strategies.recipes.host import fresh_name, launches_of, statement_of
 
 # Programs per SM, the starting value of `programs_per_sm`: 32 is as many blocks as an SM of
-# an H100/H200 holds at once. Measured on an H200 (1<<20 rows of 64 fp32): 4 per SM took 1.8x
-# the one-program-per-row time, 16 per SM 0.55x, 32 per SM with num_warps=1 0.29x.
+# an H100/H200 holds at once. Fewer leave an SM's latency of a tiny program uncovered (a trial
+# on the H200 with 4 per SM was slower than one program per row; not a recorded benchmark).
 PER_SM = 32
 CPU_PROGRAMS = 4  # programs on CPU tensors: few, so each takes several ids
 TILES = "N_TILES"
