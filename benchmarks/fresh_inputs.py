@@ -1,20 +1,24 @@
-"""Why the evaluator timed the fused chain's small case about twice as slow as do_bench
-(issue 12; benchmarks/results/2026-12-03-h200-s5.md): one baseline/best pair, timed under
-protocols that differ in where each call's inputs and outputs live.
+"""Why the evaluator and do_bench disagree on small cases (issue 12): one baseline/best pair,
+timed under protocols that differ in one respect each.
 
-    python3 benchmarks/fresh_inputs.py OUT.json
+    python3 benchmarks/fresh_inputs.py OUT.json [PAIR]
 
-The pair: benchmarks/corpus/bias_gelu_residual_chain.py and its best from session s5 (the
-two launches fused), at 1024x4096 (the case that disagreed: 64 MiB per call, L2 is 50 MiB)
-and 8192x8192 (a case that agreed). Protocols, three rounds of baseline then best:
+PAIR (default `chain`): `chain`, benchmarks/corpus/bias_gelu_residual_chain.py and its session-5
+best (the two launches fused), at 1024x4096 (64 MiB per call, L2 is 50 MiB) and 8192x8192;
+`two_stage`, benchmarks/corpus/sum_squares_two_stage.py and its session-6 best (PARTIAL_BLOCK
+2048, 8 warps), at 2^24 elements (flagged at -28% in session 6) and 2^28. Protocols, three
+rounds of baseline then best:
 - do_bench: `triton.testing.do_bench`, median, the same inputs every repetition;
 - pool_P: do_bench's loop by hand (flush, event, call, event), the inputs of each call taken
   in turn from P input sets made in advance; outputs freed after each call (P=1 is do_bench's
   protocol; a large P gives every call memory the previous calls did not touch);
-- pool_P_outputs_alive: the same, every output kept until the loop ends (as the evaluator's
-  bursts keep them);
-- evaluator: `worker.timing.measure` as the worker calls it;
+- pool_64_outputs_alive: the same, every output kept until the loop ends;
+- evaluator: `worker.timing.measure` as the worker calls it (with its lead, session 6);
+- evaluator_lead0: the same without the lead;
 - evaluator_chunk1: the same with room for one call's inputs at a time;
+- host_us: the host's time to launch one call (flush, events and the call, the GPU idle) and
+  the GPU's time for the flush and the call, as the timer estimates them: where the first
+  exceeds the second, a loop that does not run ahead (do_bench) times the host too;
 - worker: `tritonforge check --second-opinion --json` on the pair (the evaluator in its worker
   process against do_bench in a fresh one), the numbers the tool reports.
 """
@@ -39,17 +43,23 @@ from tritonforge.problem.module import ProblemModule, import_file  # noqa: E402
 from tritonforge.problem.spec import Case  # noqa: E402
 from tritonforge.worker import timing  # noqa: E402
 
-PROBLEM = ROOT / "benchmarks" / "corpus" / "bias_gelu_residual_chain.py"
-DIFF = ROOT / "benchmarks" / "results" / "2026-12-03-h200-s5" / "runs" / "bias_gelu_residual_chain" / "best.diff"
-CASES = [{"rows": 1024, "cols": 4096}, {"rows": 8192, "cols": 8192}]
+RESULTS = ROOT / "benchmarks" / "results"
+PAIRS = {  # name -> (problem, best.diff, cases)
+    "chain": (ROOT / "benchmarks" / "corpus" / "bias_gelu_residual_chain.py",
+              RESULTS / "2026-12-03-h200-s5" / "runs" / "bias_gelu_residual_chain" / "best.diff",
+              [{"rows": 1024, "cols": 4096}, {"rows": 8192, "cols": 8192}]),
+    "two_stage": (ROOT / "benchmarks" / "corpus" / "sum_squares_two_stage.py",
+                  RESULTS / "2026-12-03-h200-s6" / "d" / "sum_squares_two_stage" / "best.diff",
+                  [{"n": 1 << 24}, {"n": 1 << 28}]),
+}
 ROUNDS = 3
 CALLS = 300
 
 
-def best_file(into: Path) -> Path:
-    path = into / PROBLEM.name
-    path.write_text(PROBLEM.read_text())
-    subprocess.run(["patch", "-s", "-p1", "-i", str(DIFF)], cwd=into, check=True)
+def best_file(problem: Path, diff: Path, into: Path) -> Path:
+    path = into / problem.name
+    path.write_text(problem.read_text())
+    subprocess.run(["patch", "-s", "-p1", "-i", str(diff)], cwd=into, check=True)
     return path
 
 
@@ -90,32 +100,43 @@ def protocols(pair: dict[str, Callable], pm: ProblemModule, case: Case) -> dict[
             add(f"pool_{pool}", {k: pooled(f, pm, case, pool, False) for k, f in pair.items()})
         add("pool_64_outputs_alive", {k: pooled(f, pm, case, 64, True) for k, f in pair.items()})
         add("evaluator", dict(zip(pair, evaluator(list(pair.values()), pm, case))))
+        add("evaluator_lead0", dict(zip(pair, evaluator(list(pair.values()), pm, case, lead=0))))
         add("evaluator_chunk1", dict(zip(pair, evaluator(list(pair.values()), pm, case, burst_bytes=1))))
         torch.cuda.empty_cache()
+    flush = timing._L2Flusher("cuda")
+    args = pm.make_args(case, 1, "cuda")
+    for name, f in pair.items():
+        e = timing._estimate_ms(f, args, flush)
+        rows.setdefault(f"host_us_{name}", []).append({"host": e.host_ms, "flush_and_call": e.cycle_ms})
     return rows
 
 
 def main() -> None:
     out = Path(sys.argv[1])
-    result: dict = {"torch": torch.__version__, "triton": triton.__version__,
+    name = sys.argv[2] if len(sys.argv) > 2 else "chain"
+    problem, diff, cases = PAIRS[name]
+    result: dict = {"pair": name, "torch": torch.__version__, "triton": triton.__version__,
                     "gpu": torch.cuda.get_device_name(), "calls": CALLS, "cases": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        best = best_file(Path(tmp))
-        pm = ProblemModule(PROBLEM)
+        best = best_file(problem, diff, Path(tmp))
+        pm = ProblemModule(problem)
         pair = {"baseline": pm.entry, "best": getattr(import_file(best, "fresh_inputs_best"), pm.entry_name)}
-        for params in CASES:
+        for params in cases:
             case = next(c for c in pm.cases()[0] if c.params == params)
             label = "x".join(str(v) for v in params.values())
             rows = protocols(pair, pm, case)
             result["cases"][label] = {
-                name: {"baseline_us": statistics.median(r["baseline"] for r in rs),
-                       "best_us": statistics.median(r["best"] for r in rs),
-                       "speedups": [r["baseline"] / r["best"] for r in rs]}
-                for name, rs in rows.items()}
+                protocol: ({"host_us": 1e3 * statistics.median(r["host"] for r in rs),
+                            "flush_and_call_us": 1e3 * statistics.median(r["flush_and_call"] for r in rs)}
+                           if protocol.startswith("host_us") else
+                           {"baseline_us": statistics.median(r["baseline"] for r in rs),
+                            "best_us": statistics.median(r["best"] for r in rs),
+                            "speedups": [r["baseline"] / r["best"] for r in rs]})
+                for protocol, rs in rows.items()}
             print(label, json.dumps(result["cases"][label], indent=1), flush=True)
             out.write_text(json.dumps(result, indent=1))
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        proc = subprocess.run([sys.executable, "-m", "tritonforge", "check", str(PROBLEM), str(best),
+        proc = subprocess.run([sys.executable, "-m", "tritonforge", "check", str(problem), str(best),
                                "--second-opinion", "--json"], cwd=ROOT, env=env, capture_output=True, text=True)
         try:
             result["worker"] = json.loads(proc.stdout)

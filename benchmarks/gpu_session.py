@@ -46,6 +46,8 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
                              "--seconds", "200"], 230),
         # Where each timed call's inputs and outputs live: the fused chain's small case (issue 12).
         ("fresh_inputs", [PY, "benchmarks/fresh_inputs.py", str(out / "fresh_inputs.json")], 150),
+        ("fresh_inputs_two_stage", [PY, "benchmarks/fresh_inputs.py", str(out / "fresh_inputs_two_stage.json"),
+                                    "two_stage"], 150),
         # The evaluator's claims against do_bench on the six examples' best files (issue 12).
         ("agreement", [PY, "benchmarks/agreement.py", "benchmarks/results/2026-12-02-h200-s2/runs",
                        str(out / "agreement.json")], 180),
@@ -88,7 +90,8 @@ def pack(out: Path, to: Path) -> None:
                     tar.add(path / f, arcname=f"{path.name}/{f}")
         tar.add(out / "logs", arcname="logs")
         for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json",
-                      "timing_protocol.json", "agreement.json", "fresh_inputs.json"):
+                      "timing_protocol.json", "agreement.json", "fresh_inputs.json",
+                      "fresh_inputs_two_stage.json"):
             if (out / extra).exists():
                 tar.add(out / extra, arcname=extra)
     part.replace(to)
