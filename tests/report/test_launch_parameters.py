@@ -77,7 +77,10 @@ def _options(out, budget=3) -> OptimizeOptions:
 
 @pytest.mark.slow
 def test_optimize_with_nothing_movable_says_why(tmp_path):
-    outcome = optimize(PROBLEMS / "unmovable_env.py", _options(tmp_path / "run"))
+    # Launch values only: the hints recipe would rewrite this kernel's masks.
+    options = _options(tmp_path / "run")
+    options.strategies = ["launch_params"]
+    outcome = optimize(PROBLEMS / "unmovable_env.py", options)
     s = json.loads(outcome.files["summary"].read_text())
     assert s["candidates_tried"] == 0 and s["stop_reason"] == NOTHING_TO_TUNE
     section = s["launch_parameters"]

@@ -43,10 +43,6 @@ def test_recipe_persistent_grid_loops_over_the_rows_of_the_corpus_problem(tmp_pa
     (EXAMPLES / "softmax.py", "softmax", f"for row in {LOOP}"),
     # `row = tl.program_id(0).to(tl.int64)`: the loop variable is an int in the interpreter
     (CORPUS / "rmsnorm_block_helper.py", "rms_norm", "row = tl.cast(tile_id, tl.int32).to(tl.int64)"),
-    # a `lambda META` grid whose block is a positional literal: one local feeds both
-    (CORPUS / "relu_squared_positional.py", "relu_squared", "n_tiles = triton.cdiv(n, BLOCK_SIZE)"),
-    # two kernels sharing a `lambda meta` grid, both made persistent
-    (CORPUS / "bias_gelu_residual_chain.py", "bias_gelu_residual", "BLOCK_SIZE=BLOCK_SIZE_, N_TILES=n_tiles_)"),
 ])
 def test_recipe_persistent_grid_stays_correct_on_other_row_and_block_kernels(problem, entry, expect, tmp_path):
     result = PersistentGrid().rewrite(problem.read_text(), entry)
@@ -86,3 +82,13 @@ def test_recipe_persistent_grid_refuses_matmuls_2d_grids_and_kernels_made_persis
     assert "axis other than" in PersistentGrid().rewrite((CORPUS / "embedding_out.py").read_text(), "embedding")
     once = PersistentGrid().rewrite(ROWS.read_text(), ENTRY).source
     assert "already loops over programs" in PersistentGrid().rewrite(once, ENTRY)
+
+
+@pytest.mark.parametrize("problem, entry, tile", [
+    (CORPUS / "relu_squared_positional.py", "relu_squared", "BLOCK_SIZE"),  # `lambda META`, a positional literal
+    (CORPUS / "bias_gelu_residual_chain.py", "bias_gelu_residual", "BLOCK_SIZE"),  # one `meta` grid, two kernels
+    (EXAMPLES / "col_sum.py", "col_sum", "BLOCK_N"),  # `grid = (triton.cdiv(n_cols, BLOCK_N),)`
+])
+def test_recipe_persistent_grid_leaves_programs_sized_by_a_launch_value_to_the_launch_search(problem, entry, tile):
+    why = PersistentGrid().rewrite(problem.read_text(), entry)
+    assert isinstance(why, str) and f"its number of programs follows {tile}, which its launch passes" in why

@@ -81,14 +81,16 @@ def test_recipe_strategy_offers_each_recipe_once_and_says_why_not():
     embedding = ROOT / "benchmarks" / "corpus" / "embedding_out.py"
     assert strategy.applies(MM_2D.read_text(), "mm") and not strategy.applies(embedding.read_text(), "embedding")
     proposed = strategy.propose(_state(Candidate(MM_2D.read_text(), "baseline")), 4)
-    assert [c.params["recipes"] for c in proposed] == [["split_k"], ["tile_order"]]
+    assert [c.params["recipes"] for c in proposed] == [["split_k"], ["tile_order"], ["tma"]]
     grouped = proposed[1]
     assert grouped.origin == "recipes"
-    [then] = strategy.propose(_state(grouped), 4)  # on the grouped file, the other recipe only
-    assert then.params == {"recipes": ["tile_order", "split_k"]}
+    then = strategy.propose(_state(grouped), 4)  # on the grouped file, the other recipes only
+    assert [c.params["recipes"] for c in then] == [["tile_order", "split_k"], ["tile_order", "tma"]]
     assert strategy.describe_space()["not_applied"]["tile_order"] == "already in the best file"
     assert "fewer than two passes" in strategy.describe_space()["not_applied"]["row_one_pass"]
-    assert strategy.propose(_state(then), 4) == []
+    [last] = strategy.propose(_state(then[0]), 4)  # grouped and split: the descriptors still apply
+    assert last.params["recipes"] == ["tile_order", "split_k", "tma"]
+    assert strategy.propose(_state(last), 4) == []
 
 
 @pytest.mark.slow

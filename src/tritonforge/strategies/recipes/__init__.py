@@ -1,6 +1,8 @@
 """Rewrite recipes: source transformations that launch parameters cannot make (a row read
-once instead of once per pass, two launches fused, a two-stage reduction collapsed, K split,
-a tile order), one file each behind `Recipe`, offered to the search by `RecipeStrategy`."""
+once instead of once per pass, or its max and sum in one online pass, two launches fused, a
+two-stage reduction collapsed, a summing loop split across programs, a tile order, tensor-
+descriptor loads, several rows a program, a persistent grid, mask and cache hints), one file
+each behind `Recipe`, offered to the search by `RecipeStrategy`."""
 
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.strategy import RECIPES, RecipeStrategy, recipes_in

@@ -22,6 +22,10 @@ class Recipe(ABC):
     # The diagnosis findings (rule ids, diagnosis/rules.py) whose evidence this recipe answers:
     # when the best was profiled, recipes pointed to by its findings are tried first.
     points_to: ClassVar[frozenset[str]] = frozenset()
+    # A recipe that changes little and can stand in the way of larger rewrites (hints puts a
+    # launch's block in a local of its own, and two launches then no longer fuse): proposed
+    # only in a round where no other recipe applies to the best file.
+    alone: ClassVar[bool] = False
 
     @abstractmethod
     def rewrite(self, source: str, entry: str) -> Rewrite | str:

@@ -42,6 +42,7 @@ class Hints(Recipe):
     name = "hints"
     rounding = ""
     points_to = frozenset({"memory_bound_far_from_peak", "uncoalesced_access"})
+    alone = True
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)

@@ -199,44 +199,39 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, ta
     if all(isinstance(n, ast.Constant) or (isinstance(n, ast.Name) and n.id in ks.constants)
            for n in ast.walk(tiles) if isinstance(n, (ast.Constant, ast.Name))):
         return "its grid is a constant number of programs, nothing to loop over"
+    tile = _tile_in_count(ks, kernel, call, tiles)
+    if tile:
+        return f"its number of programs follows {tile}, which its launch passes: fewer, larger programs are a launch move"
     device = _device_argument(ks, kernel, call)
     if device is None:
         return "no pointer argument named at its launch to read the device from"
-    tiles, tied, ties = _tie_literals(kernel, call, tiles, taken)
     n, per_sm, programs = (fresh_name(s, taken) for s in ("n_tiles", "programs_per_sm", "programs"))
     pad = " " * stmt.col_offset
     sms = f"{torch}.cuda.get_device_properties({device}.device).multi_processor_count"
-    before = "".join(f"{name} = {ks.text(node)}\n{pad}" for node, name in tied) + (
+    before = (
         f"{n} = {ast.unparse(tiles)}  # the ids the kernel loops over: the programs its grid had (persistent_grid)\n"
         f"{pad}{per_sm} = {PER_SM}\n"
         f"{pad}{programs} = min({n}, {CPU_PROGRAMS})  # on CPU tensors (the interpreter) a few, each taking many ids\n"
         f"{pad}if {device}.is_cuda:\n"
         f"{pad}    {programs} = min({n}, {sms} * {per_sm})\n{pad}")
     return [Edit(Place.point(stmt.lineno, stmt.col_offset), before), Edit(Place.of(call.func.slice), f"({programs},)"),
-            insert_keyword(call, TILES, n, order=1)] + ties
+            insert_keyword(call, TILES, n, order=1)]
 
 
-def _tie_literals(kernel: Kernel, call: ast.Call, count: ast.expr, taken: set[str]
-                  ) -> tuple[ast.expr, list[tuple[ast.expr, str]], list[Edit]]:
-    """A literal constexpr argument whose value the count repeats (`cdiv(n, 1024)` beside
-    `BLOCK_SIZE=1024`) becomes one local both read: the grid no longer shows the copy, so a
-    search that changes the block must change the count with it."""
-    tied, edits, values = [], [], {}
+def _tile_in_count(ks: KernelSource, kernel: Kernel, call: ast.Call, count: ast.expr) -> str | None:
+    """The constexpr whose value the count of programs divides by (`cdiv(n, BLOCK)` beside
+    `BLOCK=BLOCK`, or the literal both repeat), if any: such programs are not tiny by nature,
+    their size is a launch value the launch search already moves."""
+    passed = {}
     for param, node in call_arguments(call, kernel.params).items():
-        if param in kernel.constexprs and isinstance(node, ast.Constant) and type(node.value) is int:
-            values.setdefault(node.value, (node, param))
-
-    class Tie(ast.NodeTransformer):
-        def visit_Constant(self, c: ast.Constant) -> ast.AST:
-            if type(c.value) is not int or c.value <= 1 or c.value not in values:
-                return c
-            node, param = values[c.value]
-            if not any(n is node for n, _ in tied):
-                tied.append((node, fresh_name(param, taken)))
-                edits.append(Edit(Place.of(node), tied[-1][1]))
-            return ast.Name(next(name for n, name in tied if n is node), ast.Load())
-
-    return Tie().visit(count), tied, edits
+        if param in kernel.constexprs:
+            text = ks.text(node)
+            if not (isinstance(node, ast.Constant) and node.value in (0, 1)):
+                passed[text] = param
+    for n in ast.walk(count):
+        if isinstance(n, (ast.Name, ast.Constant, ast.Subscript)) and ast.unparse(n) in passed:
+            return passed[ast.unparse(n)]
+    return None
 
 
 def _program_count(ks: KernelSource, kernel: Kernel, call: ast.Call, stmt: ast.stmt) -> ast.expr | str:

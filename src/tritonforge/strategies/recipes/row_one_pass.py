@@ -75,7 +75,7 @@ class _Plan:
         self.body, self.reused = body, reused
 
 
-def _row_loop(ks: KernelSource, stmt: ast.stmt, kernel: Kernel) -> tuple[str, str, str] | None:
+def row_loop(ks: KernelSource, stmt: ast.stmt, kernel: Kernel) -> tuple[str, str, str] | None:
     """(loop variable, bound parameter, block parameter) of `for v in range(0, N, BLOCK)`."""
     if not (isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and not stmt.orelse
             and isinstance(stmt.iter, ast.Call) and len(stmt.iter.args) == 3 and not stmt.iter.keywords):
@@ -97,7 +97,7 @@ def _plan(ks: KernelSource, kernel: Kernel, tl: str) -> _Plan | str:
     if FLAG in kernel.params:
         return "already has a one-pass path"
     body = kernel.fn.body
-    loops = {i: _row_loop(ks, s, kernel) for i, s in enumerate(body)}
+    loops = {i: row_loop(ks, s, kernel) for i, s in enumerate(body)}
     loops = {i: v for i, v in loops.items() if v}
     if len(loops) < 2:
         return "fewer than two passes over a row (for v in range(0, N, BLOCK) at the top level)"
@@ -107,7 +107,7 @@ def _plan(ks: KernelSource, kernel: Kernel, tl: str) -> _Plan | str:
     region = body[first:last + 1]
     assigned = _assigned(region)
     for i in loops:
-        if i != last and _writes(ks, body[i]):
+        if i != last and writes_memory(ks, body[i]):
             return "a pass before the last writes memory"
     _, bound, block = loops[first]
     if bound in assigned or block in assigned:
@@ -129,7 +129,7 @@ def _assigned(stmts: list[ast.stmt]) -> set[str]:
     return names
 
 
-def _writes(ks: KernelSource, node: ast.AST) -> bool:
+def writes_memory(ks: KernelSource, node: ast.AST) -> bool:
     return any(isinstance(n, ast.Call) and (ks.tl_op(n.func) or "").startswith(("store", "atomic"))
                for n in ast.walk(node))
 

@@ -28,7 +28,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.host import fresh_name
-from tritonforge.strategies.recipes.row_one_pass import _row_loop, _writes
+from tritonforge.strategies.recipes.row_one_pass import row_loop, writes_memory
 
 COL = "<column>"  # both loops' variables, renamed alike to compare what they load
 CARRIED = "<carried>"  # a name read before the loop body sets it: a value from the last iteration
@@ -93,7 +93,7 @@ def _find(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     """The first pair of a max pass and the pass after it that can merge, or why none."""
     reasons, online, most = [], False, 0
     for stmts in _statement_lists(kernel.fn):
-        loops = [i for i, s in enumerate(stmts) if _row_loop(ks, s, kernel)]
+        loops = [i for i, s in enumerate(stmts) if row_loop(ks, s, kernel)]
         most = max(most, len(loops))
         online |= any(_looks_online(ks, stmts[i]) for i in loops)
         for i, j in zip(loops, loops[1:]):
@@ -146,12 +146,12 @@ def _running_max(ks: KernelSource, loop: ast.For) -> _Max | None:
 
 def _plan(ks: KernelSource, kernel: Kernel, stmts: list[ast.stmt], i: int, j: int, mx: _Max) -> _Plan | str:
     a, b, between = stmts[i], stmts[j], stmts[i + 1:j]
-    _, bound, block = _row_loop(ks, a, kernel)
-    if _row_loop(ks, b, kernel)[1:] != (bound, block) or {bound, block} & _stored(between):
+    _, bound, block = row_loop(ks, a, kernel)
+    if row_loop(ks, b, kernel)[1:] != (bound, block) or {bound, block} & _stored(between):
         return "its max and sum passes run to different bounds or step by different blocks"
-    if _writes(ks, a) or any(_writes(ks, s) for s in between):
+    if writes_memory(ks, a) or any(writes_memory(ks, s) for s in between):
         return "a pass before the last writes memory"
-    if _writes(ks, b):
+    if writes_memory(ks, b):
         return "its sum pass writes memory (values made with a maximum not yet final)"
     reduce, name = mx.call, mx.acc
     if mx.call is None:  # a vector maximum: reduced to the row's between the passes

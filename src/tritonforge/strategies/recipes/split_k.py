@@ -84,7 +84,7 @@ def _kernel_plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     if len(loops) != 1 or any(isinstance(n, (ast.For, ast.While)) for s in loops[0].body for n in ast.walk(s)):
         return "not one loop adding into an accumulator at the top level"
     loop = loops[0]
-    form = _range_form(ks, loop, kernel)
+    form = range_form(ks, loop, kernel)
     if isinstance(form, str):
         return form
     bound, step, steps_form = form
@@ -115,7 +115,7 @@ def _kernel_plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     return _Plan(loop, acc, pointers, store, max(axes, default=-1) + 1, bound, step, steps_form)
 
 
-def _range_form(ks: KernelSource, loop: ast.For, kernel: Kernel) -> tuple[str, str | None, bool] | str:
+def range_form(ks: KernelSource, loop: ast.For, kernel: Kernel) -> tuple[str, str | None, bool] | str:
     """(K parameter, BLOCK_K parameter, whether the loop counts steps) of `range(0, cdiv(K, BK))`,
     `range(cdiv(K, BK))` or `range(0, K, BK)`."""
     it = loop.iter

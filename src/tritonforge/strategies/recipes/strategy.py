@@ -15,12 +15,13 @@ from tritonforge.strategies.recipes.row_online import RowOnline
 from tritonforge.strategies.recipes.rows_per_program import RowsPerProgram
 from tritonforge.strategies.recipes.split_k import SplitK
 from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
+from tritonforge.strategies.recipes.tma import TensorDescriptorLoads
 from tritonforge.strategies.recipes.two_stage import CollapseTwoStage
 
 # The order recipes are tried in when no profile says otherwise: those that remove whole
 # passes over memory or launches first, hints last (they change the least).
 RECIPES: list[type[Recipe]] = [RowOnePass, RowOnline, FuseElementwise, CollapseTwoStage, SplitK, GroupedTileOrder,
-                               RowsPerProgram, PersistentGrid, Hints]
+                               TensorDescriptorLoads, RowsPerProgram, PersistentGrid, Hints]
 
 
 class RecipeStrategy(Strategy):
@@ -48,6 +49,11 @@ class RecipeStrategy(Strategy):
                 continue
             out.append(Candidate(result.source, self.name, params={"recipes": [*done, recipe.name]},
                                  parent=state.best.key, description=f"recipe {recipe.name}: {result.note}"))
+        alone = {r.name for r in order if r.alone}
+        if any(c.params["recipes"][-1] not in alone for c in out):
+            for c in [c for c in out if c.params["recipes"][-1] in alone]:
+                why_not[c.params["recipes"][-1]] = "waits until no other recipe applies (it changes the least)"
+                out.remove(c)
         self._space = {"proposed": [c.params["recipes"][-1] for c in out], "not_applied": why_not,
                        "pointed_to": pointed}
         return out[:limit]
