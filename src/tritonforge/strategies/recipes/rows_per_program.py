@@ -208,7 +208,9 @@ def _kernel_edits(ks: KernelSource, kernel: Kernel, plan: _Plan, tl: str) -> lis
         elif isinstance(mask, ast.Constant) and mask.value is None:
             edits.append(Edit(Place.of(mask), live))
         else:
-            edits.append(Edit(Place.of(mask), f"({ks.text(mask)}) & {live}"))
+            # `where`, not `mask & live`: Triton 3.9's interpreter refuses the scalar-and-block `&`
+            # (its mask comes out int32); `where` gives a boolean block in both.
+            edits.append(Edit(Place.of(mask), f"{tl}.where({live}, {ks.text(mask)}, False)"))
     return edits
 
 
