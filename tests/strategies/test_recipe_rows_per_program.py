@@ -75,6 +75,15 @@ def test_recipe_rows_per_program_applies_to_corpus_norms_after_row_one_pass(tmp_
     assert_correct(tmp_path / "problem.py", new, tmp_path)
 
 
+def test_recipe_rows_per_program_takes_a_pointer_moved_by_the_constexpr_row_length(tmp_path):
+    # `x += i_t * D`, D a constexpr that no tl.arange spans: a row's stride, not a tile's.
+    path = CORPUS / "row_scale_many_rows.py"
+    new = _rewrite(path.read_text())
+    assert "l2norm_fwd_kernel[(triton.cdiv(T, rows_per_program),)]" in new
+    assert "        x = _x_first\n" in new
+    assert_correct(path, new, tmp_path)
+
+
 @pytest.mark.parametrize("launch, grid", [
     ("grid = (n_rows,)\n    rmsnorm_kernel[grid]", "rmsnorm_kernel[(triton.cdiv(grid[0], rows_per_program),)]"),
     ("rmsnorm_kernel[lambda meta: (n_rows,)]", "rmsnorm_kernel[lambda meta: (triton.cdiv(n_rows, rows_per_program),)]"),

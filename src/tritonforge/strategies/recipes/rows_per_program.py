@@ -13,7 +13,7 @@ local the launch search can tune) and divides its grid by it. Each row is comput
 as before, so rounding does not change.
 
 Applies only where that is the same computation: the program id read once, on axis 0, in a
-top-level assignment, and not scaled by a constexpr (that is a tile, not a row); no loop over
+top-level assignment, and not scaled by a block a `tl.arange` spans (that is a tile, not a row); no loop over
 the row with a runtime bound (long rows are not this recipe), except in the `else` of a
 constexpr flag the launch sets (row_one_pass's fallback, where ROWS is then 1); no early
 `return`, `tl.dot`, atomics, `tl.num_programs` or block pointers; a grid of one entry, as a
@@ -131,7 +131,7 @@ def _forbidden(fn: ast.FunctionDef, ops: set[str]) -> str | None:
 
 
 def _program_id(ks: KernelSource, fn: ast.FunctionDef, constexprs: tuple[str, ...]) -> ast.Call | str:
-    """The one `name = ...tl.program_id(0)...` at the kernel's top level, not scaled by a constexpr."""
+    """The one `name = ...tl.program_id(0)...` at the kernel's top level, not scaled by a block."""
     calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) == "program_id"]
     if not calls:
         return "does not read its program id"
@@ -139,11 +139,15 @@ def _program_id(ks: KernelSource, fn: ast.FunctionDef, constexprs: tuple[str, ..
         return "reads program ids on other axes or more than once: not one program per row"
     stmt = next((s for s in fn.body if any(n is calls[0] for n in ast.walk(s))), None)
     row = stmt.targets[0].id if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) else None
-    for n in ast.walk(fn):  # `pid * BLOCK`: the program's first element, not its row
+    # `pid * BLOCK`, BLOCK a tl.arange extent: the program's first element, not its row. A
+    # constexpr that is no extent (`x += pid * D`, D the row length) is a row's stride.
+    extents = {ast.unparse(n.args[-1]) for n in ast.walk(fn) if isinstance(n, ast.Call)
+               and ks.tl_op(n.func) == "arange" and n.args}
+    for n in ast.walk(fn):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
             sides = {ast.unparse(n.left), ast.unparse(n.right)}
             scale = sides - {row, ast.unparse(calls[0])}
-            if len(scale) < len(sides) and scale and scale <= set(constexprs) | set(ks.constants):
+            if len(scale) < len(sides) and scale and scale <= (set(constexprs) | set(ks.constants)) & extents:
                 return f"scales its program id by the constexpr {scale.pop()}: each program handles a tile, not a row"
     if not (row and len(stmt.targets) == 1 and (stmt.value is calls[0] or _is_cast(stmt.value, calls[0]))):
         return "does not set its row from tl.program_id(0) in a top-level assignment"
