@@ -45,3 +45,17 @@ def test_oversized_and_fitting_candidates(matmul, tmp_path):
     (facts,) = ok.facts
     assert facts["num_warps"] == 8 and facts["shared_bytes"] > 32 * 1024
     assert any(k.lower().startswith(("hgmma", "wgmma")) for k in (facts["sass"] or facts["ptx"])["tensor_core"])
+
+
+def test_close_stops_queued_compiles_and_can_be_repeated(matmul, tmp_path):
+    # optimize closes the pool before the second opinion, and its exit stack closes it again.
+    paths = []
+    for block in (32, 64, 128):
+        paths.append(tmp_path / f"b{block}.py")
+        paths[-1].write_text(rewrite((EXAMPLES / "matmul.py").read_text(), {"matmul_kernel.BLOCK_M": block}))
+    pool = CompilePool(matmul, matmul.cases[0], workers=1, timeout_s=240)
+    pool.submit(paths)
+    pool.close()
+    assert not any(w.process.alive() for w in pool.all)
+    assert sum(f.cancelled() for f in pool.futures.values()) >= 1  # queued behind the one worker
+    pool.close()

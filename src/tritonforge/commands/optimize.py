@@ -126,6 +126,10 @@ def _search(session: Session, problem_path: Path, source: str, run_dir: Path, st
             store.set_state("interrupted")
             raise
         statuses = Counter(o.status for o in result.history)
+        if precheck:
+            # Compiles still queued when the search stopped would contend the CPU with the
+            # second opinion: do_bench has no lead, and a host-bound loop times the host.
+            precheck.close()
         opinion = _second_opinion(session, search, result, observer)
         data = summary(problem=str(problem_path), entry=problem.entry, baseline=result.baseline,
                        best_verdict=result.best_verdict, best=result.best, improved=result.improved,
