@@ -126,6 +126,15 @@ def test_recipe_row_online_reads_a_two_pass_cross_entropy_row_once(tmp_path):
     assert_correct(problem, result.source, tmp_path)  # 300 and 1000 columns in blocks of 256
 
 
+def test_recipe_row_online_reads_a_vocab_log_softmax_row_twice(tmp_path):
+    # fp16 logits, vector maximum and exp2 sum, the chunk from a capped next_power_of_2.
+    path = ROOT / "benchmarks" / "corpus" / "log_softmax_vocab.py"
+    result = RowOnline().rewrite(path.read_text(), "log_softmax")
+    assert isinstance(result, Rewrite), result
+    assert (_loops(path.read_text()), _loops(result.source)) == (3, 2)
+    assert_correct(path, result.source, tmp_path)  # 5000 columns in blocks of 4096, and 300
+
+
 @pytest.mark.parametrize("variant", [
     (),  # vector maximum, vector sum
     (("    lane_sum = tl.zeros([BLOCK], dtype=tl.float32)", "    lane_sum = 0.0"),  # vector maximum, scalar sum
