@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, ROOT
 from tritonforge.commands.check import check
 from tritonforge.commands.session import SessionOptions
 from tritonforge.evaluate.evaluator import EvalOptions
-from tritonforge.evaluate.second_opinion import GAP, CaseOpinion
+from tritonforge.evaluate.second_opinion import GAP, CaseOpinion, SecondOpinion
+from tritonforge.report.console import second_opinion_lines
+from tritonforge.report.run_files import _second_opinion_lines
 from tritonforge.strategies.launch import rewrite
 
 
@@ -18,6 +20,21 @@ def test_the_gap_is_relative_to_the_claim_and_flagged_past_five_percent():
     apart = CaseOpinion("n=1", claimed=2.0, baseline_ms=2.0, candidate_ms=1.2)
     assert apart.gap == pytest.approx(1 / 1.2 - 1) and apart.flagged
     assert CaseOpinion("n=1", claimed=2.0, error="crashed").flagged
+
+
+def test_the_replay_decides_and_plain_calls_that_timed_the_host_are_shown_beside():
+    # The s7 two-stage sum's small case: do_bench's plain calls took ~80 us for both entries.
+    c = CaseOpinion("n=16777216", claimed=2.236, baseline_ms=0.0631, candidate_ms=0.0283, timed="cuda graph replay",
+                    plain_baseline_ms=0.0815, plain_candidate_ms=0.0801)
+    assert not c.flagged and c.plain_speedup == pytest.approx(0.0815 / 0.0801)
+    opinion = SecondOpinion(True, cases=[c]).to_json()
+    (line, style), = second_opinion_lines(opinion)
+    assert "do_bench graph replay 2.230x" in line and "plain calls 1.017x" in line and "host's launches" in line
+    assert style == "dim"
+    assert "| n=16777216 | 2.236x | 2.230x | cuda graph replay | 1.017x | -0.3% | agrees |" in _second_opinion_lines(opinion)
+    same = CaseOpinion("n=1", claimed=2.0, baseline_ms=2.0, candidate_ms=1.0, timed="cuda graph replay",
+                       plain_baseline_ms=2.0, plain_candidate_ms=1.01)
+    assert "plain calls" not in second_opinion_lines(SecondOpinion(True, cases=[same]).to_json())[0][0]
 
 
 def test_without_a_gpu_there_is_no_second_opinion_and_it_says_why(tmp_path):
@@ -40,6 +57,21 @@ def test_on_a_gpu_do_bench_agrees_with_the_claim(tmp_path, example, change):
     result = check(EXAMPLES / f"{example}.py", candidate, options, with_second_opinion=True)
     assert result.verdict.correct and result.opinion.available
     for c in result.opinion.cases:
-        assert not c.error and c.speedup, c
+        assert not c.error and c.speedup and c.timed == "cuda graph replay", c
+    gaps = {c.case: round(c.gap, 3) for c in result.opinion.cases}
+    assert not result.opinion.flagged, gaps
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_host_bound_entry_is_judged_by_its_replay(tmp_path):
+    # Two allocations and two launches a call: do_bench's plain loop timed the host there (s7).
+    problem = ROOT / "benchmarks" / "corpus" / "sum_squares_two_stage.py"
+    candidate = tmp_path / "cand.py"
+    candidate.write_text(rewrite(problem.read_text(), {"partial_sum_kernel.BLOCK_SIZE": 2048,
+                                                       "partial_sum_kernel.num_warps": 8}))
+    options = SessionOptions(evaluation=EvalOptions(device="cuda", draws=1))
+    result = check(problem, candidate, options, with_second_opinion=True)
+    assert result.verdict.correct and result.opinion.available
+    assert all(c.timed == "cuda graph replay" and c.plain_speedup for c in result.opinion.cases), result.opinion
     gaps = {c.case: round(c.gap, 3) for c in result.opinion.cases}
     assert not result.opinion.flagged, gaps

@@ -1,6 +1,8 @@
 """A second opinion on a claimed speedup: the baseline and the candidate re-timed in a fresh
 worker with `triton.testing.do_bench`, alternating, and compared case by case with what the
-evaluator claimed. A gap above `GAP` is flagged wherever the result is shown."""
+evaluator claimed. A gap above `GAP` is flagged wherever the result is shown. do_bench times
+a CUDA graph replay of each entry where both can be captured (GPU time, as the evaluator
+counts it); its plain calls, host launches included, are kept beside (worker/opinion.py)."""
 
 from __future__ import annotations
 
@@ -21,13 +23,22 @@ GAP = 0.05  # the largest relative gap between the two speedups taken as agreeme
 class CaseOpinion:
     case: str
     claimed: float | None  # the evaluator's speedup (ratio of medians)
-    baseline_ms: float | None = None  # do_bench medians
+    baseline_ms: float | None = None  # do_bench medians, as `timed`
     candidate_ms: float | None = None
     error: str = ""
+    timed: str = ""  # "cuda graph replay" (each entry captured once) or "plain calls"
+    no_graph: str = ""  # why not replayed
+    plain_baseline_ms: float | None = None  # do_bench of plain calls, host launches included
+    plain_candidate_ms: float | None = None
 
     @property
     def speedup(self) -> float | None:
         return self.baseline_ms / self.candidate_ms if self.baseline_ms and self.candidate_ms else None
+
+    @property
+    def plain_speedup(self) -> float | None:
+        return self.plain_baseline_ms / self.plain_candidate_ms \
+            if self.plain_baseline_ms and self.plain_candidate_ms else None
 
     @property
     def gap(self) -> float | None:
@@ -39,7 +50,8 @@ class CaseOpinion:
         return bool(self.error) or (self.gap is not None and abs(self.gap) > GAP)
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "speedup": self.speedup, "gap": self.gap, "flagged": self.flagged}
+        return {**asdict(self), "speedup": self.speedup, "gap": self.gap, "flagged": self.flagged,
+                "plain_speedup": self.plain_speedup}
 
 
 @dataclass
@@ -54,7 +66,8 @@ class SecondOpinion:
 
     def to_json(self) -> dict[str, Any]:
         return {"available": self.available, "reason": self.reason, "tolerance": GAP,
-                "tool": "triton.testing.do_bench (median), fresh process, same inputs each repetition",
+                "tool": "triton.testing.do_bench (median), fresh process, same inputs each repetition, "
+                        "over a CUDA graph replay of each entry where both can be captured",
                 "cases": [c.to_json() for c in self.cases], "flagged": [c.case for c in self.flagged]}
 
 
@@ -71,6 +84,9 @@ def second_opinion(problem: Problem, candidate: Path, verdict: Verdict, cases: l
             try:
                 r = worker.second_opinion(problem, case, candidate, seed=secrets.randbits(31), timeout=timeout)
                 opinion.baseline_ms, opinion.candidate_ms = r["baseline"], r["candidate"]
+                opinion.timed, opinion.no_graph = r.get("timed", ""), r.get("no_graph", "")
+                plain = r.get("plain") or {}
+                opinion.plain_baseline_ms, opinion.plain_candidate_ms = plain.get("baseline"), plain.get("candidate")
             except WorkerFault as e:
                 opinion.error = str(e)
             out.cases.append(opinion)

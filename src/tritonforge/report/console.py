@@ -182,6 +182,16 @@ def _s(v: object) -> str:
     return str(v)
 
 
+def host_bound_note(c: dict) -> str:
+    """Where do_bench's plain calls gave another speedup than the replay: they timed the host's
+    launches, which the evaluator does not count (README, "What a time means")."""
+    plain, replayed = c.get("plain_speedup"), c.get("speedup")
+    if c.get("timed") != "cuda graph replay" or not plain or not replayed or abs(plain / replayed - 1) <= 0.05:
+        return ""
+    return (f"; plain calls {plain:.3f}x ({c['plain_baseline_ms']:.4g} / {c['plain_candidate_ms']:.4g} ms: "
+            f"the host's launches timed)")
+
+
 def second_opinion_lines(opinion: dict) -> list[tuple[str, str]]:
     """(text, style) lines for a second opinion (SecondOpinion.to_json())."""
     if not opinion.get("available"):
@@ -192,9 +202,11 @@ def second_opinion_lines(opinion: dict) -> list[tuple[str, str]]:
             out.append((f"second opinion {c['case']}: failed: {c['error']}", "red"))
             continue
         claimed = f"{c['claimed']:.3f}x" if c.get("claimed") else "?"
-        line = (f"second opinion {c['case']}: do_bench {c['speedup']:.3f}x "
+        replay = " graph replay" if c.get("timed") == "cuda graph replay" else ""
+        line = (f"second opinion {c['case']}: do_bench{replay} {c['speedup']:.3f}x "
                 f"({c['baseline_ms']:.4g} / {c['candidate_ms']:.4g} ms) vs claimed {claimed}")
         if c.get("gap") is not None:
             line += f", gap {100 * c['gap']:+.1f}%"
+        line += host_bound_note(c)
         out.append((line + (" FLAGGED: over 5%" if c["flagged"] else ""), "bold red" if c["flagged"] else "dim"))
     return out

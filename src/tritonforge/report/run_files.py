@@ -162,12 +162,15 @@ def _second_opinion_lines(opinion: dict[str, Any] | None) -> list[str]:
     if not opinion["available"]:
         return ["", f"Second opinion: none ({opinion['reason']}).", ""]
     lines = ["", f"Second opinion ({opinion['tool']}; gaps over {100 * opinion['tolerance']:.0f}% flagged):", "",
-             "| case | claimed | do_bench | gap | |", "|---|---:|---:|---:|---|"]
+             "| case | claimed | do_bench | timed as | do_bench, plain calls | gap | |",
+             "|---|---:|---:|---|---:|---:|---|"]
     for c in opinion["cases"]:
         claimed = f"{c['claimed']:.3f}x" if c.get("claimed") else "-"
         timed = f"{c['speedup']:.3f}x" if c.get("speedup") else c.get("error") or "-"
+        plain = f"{c['plain_speedup']:.3f}x" if c.get("plain_speedup") else "-"
         gap = f"{100 * c['gap']:+.1f}%" if c.get("gap") is not None else "-"
-        lines.append(f"| {c['case']} | {claimed} | {timed} | {gap} | {'**FLAGGED**' if c['flagged'] else 'agrees'} |")
+        lines.append(f"| {c['case']} | {claimed} | {timed} | {c.get('timed') or '-'} | {plain} | {gap} | "
+                     f"{'**FLAGGED**' if c['flagged'] else 'agrees'} |")
     return lines + [""]
 
 

@@ -143,7 +143,8 @@ class WorkerClient:
 
     def second_opinion(self, problem: Problem, case: Case, candidate: Path, *, seed: int,
                        timeout: float) -> dict[str, Any]:
-        """{"baseline": ms, "candidate": ms, "rounds": {...}}: medians of do_bench, alternating."""
+        """{"baseline": ms, "candidate": ms, "timed", "no_graph", "plain": {...}, "rounds": {...}}:
+        medians of do_bench, alternating (worker/opinion.py)."""
         req = {**_case_fields(problem, case, candidate), "op": "second_opinion", "seed": seed}
         return self._ask(req, timeout)
 

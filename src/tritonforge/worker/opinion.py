@@ -1,18 +1,27 @@
 """The "second_opinion" request: time the baseline and a candidate with Triton's own
 `do_bench` (median, its own L2 flush, the same inputs every repetition), alternating, in a
 process that judged nothing before. Independent of the evaluator's timing protocol on
-purpose: a claimed speedup this cannot confirm is flagged."""
+purpose: a claimed speedup this cannot confirm is flagged.
+
+do_bench calls the entry from Python between its flush and its end event. Where the host
+needs longer to launch one call (allocations, several launches) than the GPU needs for the
+flush, the GPU waits for the host inside the timed window, and do_bench times the host.
+The evaluator counts GPU time only (its timer queues a lead), so where both entries can be
+captured in a CUDA graph, do_bench times the graph's replay (one launch of the host's, the
+same kernels on the GPU) and the plain calls are reported beside it."""
 
 from __future__ import annotations
 
 import statistics
-from typing import Any
+from typing import Any, Callable
 
 from tritonforge.problem.spec import Case
-from tritonforge.worker.calls import classify, sync
+from tritonforge.worker.calls import classify, one_line, sync
 from tritonforge.worker.candidate import CandidateCalls
 
 ROUNDS = 3  # baseline and candidate alternate, so that drift hits both alike
+REPLAY = "cuda graph replay"
+PLAIN = "plain calls"
 
 
 class SecondOpinion(CandidateCalls):
@@ -24,13 +33,50 @@ class SecondOpinion(CandidateCalls):
         self.phase("make_inputs")
         args = pm.make_args(Case.from_json(req["case"]), int(req.get("seed", 0)), self.device)
         self.phase("candidate")
-        times: dict[str, list[float]] = {label: [] for label in fns}
+
+        def bench(fn: Callable[[], Any]) -> float:
+            return triton.testing.do_bench(fn, warmup=int(req.get("warmup", 25)), rep=int(req.get("rep", 100)),
+                                           return_mode="median")
+
+        plain: dict[str, list[float]] = {label: [] for label in fns}
+        replayed: dict[str, list[float]] = {label: [] for label in fns}
         try:
+            graphs = {label: graphed(fn, args) for label, fn in fns.items()} if self.device == "cuda" else {}
+            why_not = next((g for g in graphs.values() if isinstance(g, str)), "" if graphs else "not on a GPU")
             for _ in range(ROUNDS):
                 for label, fn in fns.items():
-                    times[label].append(triton.testing.do_bench(lambda: fn(*args), warmup=int(req.get("warmup", 25)),
-                                                                rep=int(req.get("rep", 100)), return_mode="median"))
+                    plain[label].append(bench(lambda: fn(*args)))
+                    if not why_not:
+                        replayed[label].append(bench(graphs[label]))
             sync(self.device)
         except Exception as e:
             raise classify(e) from None
-        return {label: statistics.median(ms) for label, ms in times.items()} | {"rounds": times}
+        times = plain if why_not else replayed
+        return {label: statistics.median(ms) for label, ms in times.items()} | {
+            "timed": PLAIN if why_not else REPLAY, "no_graph": why_not, "rounds": times,
+            "plain": {label: statistics.median(ms) for label, ms in plain.items()}}
+
+
+def graphed(fn: Callable, args: tuple) -> Callable[[], None] | str:
+    """`fn(*args)` captured once in a CUDA graph, as its replay; or why it could not be (an
+    entry that synchronizes or reads a value back cannot be captured)."""
+    import torch
+
+    try:
+        side = torch.cuda.Stream()  # warm-up off the default stream, as capture requires
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):  # compiles, autotunes and allocates before the capture
+                fn(*args)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            fn(*args)
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001 - any failure leaves the plain calls as the opinion
+        try:
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001
+            pass
+        return f"the entry could not be captured in a CUDA graph: {one_line(e)}"
+    return graph.replay
