@@ -12,6 +12,7 @@ from tritonforge.domain.candidate import Candidate
 from tritonforge.search.loop import Search, SearchConfig
 from tritonforge.store import RunStore
 from tritonforge.strategies.base import Outcome, SearchState
+from tritonforge.strategies.launch import rewrite
 from tritonforge.strategies.launch.strategy import LaunchParamStrategy
 from tritonforge.strategies.recipes import RecipeStrategy
 
@@ -54,3 +55,26 @@ def test_one_turn_each_and_none_for_wrong_rewrites_or_the_best(tmp_path):
     wrong = Outcome(candidate=collapsed, status="wrong")
     assert search._second_chance(_state(baseline, [wrong]), 2, set()) == []
     assert search._second_chance(_state(collapsed, [slower]), 2, set()) == []  # already the best: tuned anyway
+
+
+def test_turns_go_round_the_recipes_before_one_gets_a_second(tmp_path):
+    # s7 on the H200: persistent_grid, proposed after collapse_two_stage each round, took the
+    # turn twice and the collapsed sum was never tuned.
+    search = _search(tmp_path)
+    baseline = Candidate(TWO_STAGE.read_text(), "baseline")
+    collapsed, persistent = RecipeStrategy().propose(_state(baseline, []), 2)
+    assert [c.params["recipes"] for c in (collapsed, persistent)] == [["collapse_two_stage"], ["persistent_grid"]]
+    judged = [Outcome(candidate=collapsed, status="correct", speedup=0.5),
+              Outcome(candidate=persistent, status="correct", speedup=1.2)]
+    first = search._second_chance(_state(baseline, judged), 2, set())
+    assert first and all(m.parent == persistent.key for m in first)  # the most recent first
+    # Next round, the same two recipes again on a new best: collapse's turn, though persistent came later.
+    best = Candidate(rewrite(baseline.source, {"partial_sum_kernel.BLOCK_SIZE": 2048}), "launch_params",
+                     parent=baseline.key)
+    collapsed2, persistent2 = RecipeStrategy().propose(_state(best, []), 2)
+    judged += [Outcome(candidate=m, status="correct", speedup=1.5) for m in first]
+    judged.append(Outcome(candidate=best, status="correct", speedup=2.7))
+    judged += [Outcome(candidate=collapsed2, status="correct", speedup=0.9),
+               Outcome(candidate=persistent2, status="correct", speedup=1.4)]
+    second = search._second_chance(_state(best, judged), 2, set())
+    assert second and all(m.parent == collapsed2.key for m in second)

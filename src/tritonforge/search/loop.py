@@ -275,8 +275,14 @@ class Search:
         rewriters = {s.name for s in self.strategies if s.rewrites}
         tuners = [s for s in self.strategies if s.tunes]
         parents = {o.candidate.parent for o in state.history}
-        chance = next((o for o in reversed(state.history) if o.candidate.origin in rewriters and o.status == "correct"
-                       and o.candidate.key != state.best.key and o.candidate.key not in parents), None)
+        waiting = [o for o in reversed(state.history) if o.candidate.origin in rewriters and o.status == "correct"
+                   and o.candidate.key != state.best.key and o.candidate.key not in parents]
+        # Turns go round the kinds of rewrite: a recipe that had one (or was tuned as the best)
+        # waits while another has had none (s7: persistent_grid, written last, twice took
+        # the turn collapse_two_stage needed).
+        tuned = {_kind(o.candidate) for o in state.history if o.candidate.key in parents
+                 and o.candidate.origin in rewriters}
+        chance = next((o for o in waiting if _kind(o.candidate) not in tuned), waiting[0] if waiting else None)
         if chance is None or room <= 0 or not tuners:
             return []
         alt = dataclasses.replace(state, best=chance.candidate, best_speedup=chance.speedup or 0.0, findings=[],
@@ -465,3 +471,8 @@ def _geomean(xs: list[float]) -> float:
     import math
 
     return math.exp(sum(math.log(max(x, 1e-12)) for x in xs) / len(xs)) if xs else 0.0
+
+
+def _kind(c: Candidate) -> str:
+    """What rewrite a candidate is, its file aside: "recipe split_k" (its description's head)."""
+    return f"{c.origin}: {c.description.split(':')[0]}"
