@@ -1,8 +1,8 @@
 """Table of what the rewrite recipes bought, from the run directories of one session.
 
-    python3 benchmarks/record_recipes.py RUNS [EARLIER_RUNS ...]
+    python3 benchmarks/record_recipes.py RUNS[,RUNS...] [EARLIER_RUNS ...]
 
-RUNS holds runs/<problem>/summary.json of the session with recipes; each EARLIER_RUNS
+RUNS (comma-separated) hold <problem>/summary.json of the session with recipes; each EARLIER_RUNS
 directory holds earlier runs of the same problems made with launch parameters alone. Both
 speedups are ratios measured within their own run (best over the same baseline file), so
 their quotient is the gain of the recipe over the launch-parameter-only best without
@@ -25,7 +25,8 @@ def table(now: dict[str, dict], before: dict[str, dict]) -> list[str]:
             "| % of roofline floor | do_bench speedup (gap) |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, s in now.items():
-        recipes = ", ".join(s["best"].get("params", {}).get("recipes", [])) or "none"
+        # best.recipes traces the best's ancestors (a launch move on a rewrite keeps it).
+        recipes = ", ".join(s["best"].get("recipes") or s["best"].get("params", {}).get("recipes", [])) or "none"
         earlier = {c["case"]: c["speedup"] for c in before.get(name, {}).get("cases", [])}
         opinion = {c["case"]: c for c in s.get("second_opinion", {}).get("cases", [])}
         for c in s["cases"]:
@@ -40,7 +41,9 @@ def table(now: dict[str, dict], before: dict[str, dict]) -> list[str]:
 
 
 def main() -> None:
-    now = _summaries(Path(sys.argv[1]))
+    now: dict[str, dict] = {}
+    for d in sys.argv[1].split(","):
+        now.update(_summaries(Path(d)))
     before: dict[str, dict] = {}
     for d in sys.argv[2:]:
         before.update(_summaries(Path(d)))
