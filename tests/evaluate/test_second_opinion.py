@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from tests.conftest import EXAMPLES, ROOT
 from tritonforge.commands.check import check
@@ -75,3 +76,16 @@ def test_on_a_gpu_a_host_bound_entry_is_judged_by_its_replay(tmp_path):
     assert all(c.timed == "cuda graph replay" and c.plain_speedup for c in result.opinion.cases), result.opinion
     gaps = {c.case: round(c.gap, 3) for c in result.opinion.cases}
     assert not result.opinion.flagged, gaps
+
+
+def test_rounds_alternate_and_a_capture_that_fails_says_why_instead_of_raising():
+    from tritonforge.worker.opinion import ROUNDS, alternate, graphed
+
+    order: list[str] = []
+    times = alternate({"baseline": lambda: "baseline", "candidate": lambda: "candidate"},
+                      lambda fn: order.append(fn()) or float(len(order)))
+    assert order == ["baseline", "candidate"] * ROUNDS
+    assert times == {"baseline": [2.0 * i + 1 for i in range(ROUNDS)], "candidate": [2.0 * i + 2 for i in range(ROUNDS)]}
+    if not torch.cuda.is_available():  # no stream to capture on: the plain calls stand
+        why = graphed(lambda: None, ())
+        assert isinstance(why, str) and why.startswith("the entry could not be captured in a CUDA graph")

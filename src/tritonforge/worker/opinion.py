@@ -38,23 +38,36 @@ class SecondOpinion(CandidateCalls):
             return triton.testing.do_bench(fn, warmup=int(req.get("warmup", 25)), rep=int(req.get("rep", 100)),
                                            return_mode="median")
 
-        plain: dict[str, list[float]] = {label: [] for label in fns}
-        replayed: dict[str, list[float]] = {label: [] for label in fns}
         try:
-            graphs = {label: graphed(fn, args) for label, fn in fns.items()} if self.device == "cuda" else {}
-            why_not = next((g for g in graphs.values() if isinstance(g, str)), "" if graphs else "not on a GPU")
-            for _ in range(ROUNDS):
-                for label, fn in fns.items():
-                    plain[label].append(bench(lambda: fn(*args)))
-                    if not why_not:
-                        replayed[label].append(bench(graphs[label]))
+            plain = alternate({label: (lambda fn=fn: fn(*args)) for label, fn in fns.items()}, bench)
             sync(self.device)
         except Exception as e:
             raise classify(e) from None
-        times = plain if why_not else replayed
+        # The plain calls first: a capture that fails can leave the GPU unusable for more.
+        replayed: dict[str, list[float]] = {}
+        why_not = "not on a GPU" if self.device != "cuda" else ""
+        if not why_not:
+            graphs = {label: graphed(fn, args) for label, fn in fns.items()}
+            why_not = next((g for g in graphs.values() if isinstance(g, str)), "")
+        if not why_not:
+            try:
+                replayed = alternate(graphs, bench)
+                sync(self.device)
+            except Exception as e:  # noqa: BLE001 - the plain calls stand
+                why_not = f"replaying the captured entry raised {one_line(e)}"
+        times = replayed if replayed and not why_not else plain
         return {label: statistics.median(ms) for label, ms in times.items()} | {
-            "timed": PLAIN if why_not else REPLAY, "no_graph": why_not, "rounds": times,
+            "timed": PLAIN if times is plain else REPLAY, "no_graph": why_not, "rounds": times,
             "plain": {label: statistics.median(ms) for label, ms in plain.items()}}
+
+
+def alternate(fns: dict[str, Callable[[], Any]], bench: Callable[[Callable[[], Any]], float]) -> dict[str, list[float]]:
+    """`bench` of each function, in turn, ROUNDS times."""
+    times: dict[str, list[float]] = {label: [] for label in fns}
+    for _ in range(ROUNDS):
+        for label, fn in fns.items():
+            times[label].append(bench(fn))
+    return times
 
 
 def graphed(fn: Callable, args: tuple) -> Callable[[], None] | str:
