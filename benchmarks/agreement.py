@@ -1,12 +1,14 @@
-"""The evaluator's speedup against an independent do_bench re-timing (issue 12), for the six
-examples' best files found on the H200 earlier, with no search in between.
+"""The evaluator's speedup against an independent do_bench re-timing (issue 12): best files
+found on the H200 earlier, judged again with no search in between.
 
-    python3 benchmarks/agreement.py RESULTS_RUNS_DIR OUT.json
+    python3 benchmarks/agreement.py OUT.json RUNS_DIR [RUNS_DIR ...] [--only NAME,NAME...]
 
-RESULTS_RUNS_DIR holds one folder per example with the `best.diff` its optimize run left
-(benchmarks/results/2026-12-02-h200-s2/runs). Each example's best is rebuilt from the diff
-and judged by `tritonforge check EXAMPLE BEST --second-opinion --json`: the evaluator's
-claimed speedup per case and do_bench's, side by side. OUT.json is rewritten after each.
+Each RUNS_DIR holds one folder per problem with the `best.diff` its optimize run left; where
+several hold the same problem, the last one named wins (list older sessions first). A
+problem is `examples/<name>.py` or `benchmarks/corpus/<name>.py`. Each best is rebuilt from
+its diff and judged by `tritonforge check PROBLEM BEST --second-opinion --json`: the
+evaluator's claimed speedup per case and do_bench's, side by side, with the diff's origin.
+OUT.json is rewritten after each problem. `benchmarks/record_agreement.py` makes the table.
 """
 
 from __future__ import annotations
@@ -19,37 +21,69 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ["vector_add", "matmul", "softmax", "rmsnorm", "silu_mul", "col_sum"]
+RESULTS = ROOT / "benchmarks" / "results"
+# The newest best of each problem on record, oldest folders first (the last wins).
+RECORDED = [RESULTS / "2026-12-03-h200-s3" / "runs", RESULTS / "2026-12-03-h200-s4" / "corpus" / "runs",
+            RESULTS / "2026-12-03-h200-s5" / "runs", RESULTS / "2026-12-03-h200-s6" / "b",
+            RESULTS / "2026-12-03-h200-s7" / "a", RESULTS / "2026-12-03-h200-s7" / "b", RESULTS / "2026-12-03-h200-s7" / "c"]
 
 
-def best_file(example: str, diff: Path, into: Path) -> Path:
-    """The example with its best.diff applied, in a folder of its own."""
-    folder = into / example
+def problem_file(name: str) -> Path | None:
+    for folder in (ROOT / "examples", ROOT / "benchmarks" / "corpus"):
+        if (folder / f"{name}.py").exists():
+            return folder / f"{name}.py"
+    return None
+
+
+def newest_diffs(runs: list[Path]) -> dict[str, Path]:
+    """problem name -> its best.diff in the last of `runs` that has one."""
+    found: dict[str, Path] = {}
+    for d in runs:
+        for diff in sorted(d.glob("*/best.diff")):
+            if problem_file(diff.parent.name):
+                found[diff.parent.name] = diff
+    return found
+
+
+def best_file(problem: Path, diff: Path, into: Path) -> Path:
+    """The problem with its best.diff applied, in a folder of its own."""
+    folder = into / problem.stem
     folder.mkdir()
-    (folder / f"{example}.py").write_text((ROOT / "examples" / f"{example}.py").read_text())
-    subprocess.run(["patch", "-s", "-p1", "-i", str(diff.resolve())], cwd=folder, check=True)
-    return folder / f"{example}.py"
+    (folder / problem.name).write_text(problem.read_text())
+    subprocess.run(["patch", "-s", "-p1", "-i", str(diff.resolve())], cwd=folder, check=True, capture_output=True)
+    return folder / problem.name
+
+
+def judge(problem: Path, diff: Path, tmp: Path, env: dict[str, str]) -> dict:
+    try:
+        best = best_file(problem, diff, tmp)
+    except subprocess.CalledProcessError as e:
+        return {"error": f"{diff} does not apply to {problem.name}: {(e.stdout or e.stderr).decode().strip()[:300]}"}
+    cmd = [sys.executable, "-m", "tritonforge", "check", str(problem.relative_to(ROOT)), str(best),
+           "--second-opinion", "--json"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        return {"error": f"rc={proc.returncode}: {(proc.stderr or proc.stdout).strip()[-500:]}"}
 
 
 def main() -> None:
-    runs, out = Path(sys.argv[1]), Path(sys.argv[2])
+    args = sys.argv[1:]
+    only = args.pop(args.index("--only") + 1).split(",") if "--only" in args else None
+    if "--only" in args:
+        args.remove("--only")
+    out, runs = Path(args[0]), [Path(a) for a in args[1:]] or RECORDED
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    result: dict = {}
+    diffs = newest_diffs(runs)
+    result: dict = json.loads(out.read_text()) if out.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
-        for ex in EXAMPLES:
-            diff = runs / ex / "best.diff"
-            if not diff.exists():
-                result[ex] = {"error": f"{diff} is missing"}
+        for name, diff in diffs.items():
+            if only and name not in only:
                 continue
-            best = best_file(ex, diff, Path(tmp))
-            cmd = [sys.executable, "-m", "tritonforge", "check", f"examples/{ex}.py", str(best),
-                   "--second-opinion", "--json"]
-            proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-            try:
-                result[ex] = json.loads(proc.stdout)
-            except json.JSONDecodeError:
-                result[ex] = {"error": f"rc={proc.returncode}: {(proc.stderr or proc.stdout).strip()[-500:]}"}
-            print(ex, json.dumps(result[ex].get("second_opinion", result[ex].get("error")))[:600], flush=True)
+            result[name] = {**judge(problem_file(name), diff, Path(tmp), env),
+                            "best_from": str(diff.parent.relative_to(ROOT))}
+            print(name, json.dumps(result[name].get("second_opinion", result[name].get("error")))[:600], flush=True)
             out.write_text(json.dumps(result, indent=1))
 
 

@@ -1,5 +1,5 @@
 """Tables for issue 12 from a session's raw files: the timing-protocol experiment and the
-evaluator-vs-do_bench agreement on the examples' best files.
+evaluator-vs-do_bench agreement on recorded best files.
 
     python3 benchmarks/record_agreement.py benchmarks/results/2026-12-03-h200-s4
 
@@ -36,11 +36,20 @@ def protocol_table(path: Path) -> list[str]:
 
 def agreement_table(path: Path) -> list[str]:
     data = json.loads(path.read_text())
-    rows = ["| example | case | claimed (evaluator) | do_bench | gap | flagged |", "|---|---|---:|---:|---:|---|"]
-    for ex, result in data.items():
+    rows = ["| problem | case | claimed (evaluator) | do_bench | timed as | do_bench, plain calls | gap | flagged "
+            "| best from |", "|---|---|---:|---:|---|---:|---:|---|---|"]
+    for name, result in data.items():
+        if result.get("error"):
+            rows.append(f"| {name} | - | - | - | - | - | - | **error**: {result['error'][:200]} | "
+                        f"{result.get('best_from', '-')} |")
+            continue
         for c in (result.get("second_opinion") or {}).get("cases", []):
-            rows.append(f"| {ex} | {c['case']} | {c['claimed']:.3f}x | {c['speedup']:.3f}x | {c['gap'] * 100:+.1f}% "
-                        f"| {'**yes**' if c['flagged'] else 'no'} |")
+            claimed = f"{c['claimed']:.3f}x" if c.get("claimed") else "-"
+            timed = f"{c['speedup']:.3f}x" if c.get("speedup") else c.get("error") or "-"
+            plain = f"{c['plain_speedup']:.3f}x" if c.get("plain_speedup") else "-"
+            gap = f"{c['gap'] * 100:+.1f}%" if c.get("gap") is not None else "-"
+            rows.append(f"| {name} | {c['case']} | {claimed} | {timed} | {c.get('timed') or 'plain calls'} | {plain} "
+                        f"| {gap} | {'**yes**' if c['flagged'] else 'no'} | {result.get('best_from', '-')} |")
     return rows + [""]
 
 
@@ -50,8 +59,8 @@ def main() -> None:
     for p in sorted(d.glob("timing_protocol_*.json")):
         lines += protocol_table(p)
     if (d / "agreement.json").exists():
-        lines += ["## The examples' best files (from 2026-12-02-h200-s2), claimed vs do_bench "
-                  "(benchmarks/agreement.py)", ""] + agreement_table(d / "agreement.json")
+        lines += ["## Recorded best files, claimed vs do_bench (benchmarks/agreement.py)", ""] \
+            + agreement_table(d / "agreement.json")
     print("\n".join(lines))
 
 

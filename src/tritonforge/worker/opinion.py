@@ -18,6 +18,7 @@ from typing import Any, Callable
 from tritonforge.problem.spec import Case
 from tritonforge.worker.calls import classify, one_line, sync
 from tritonforge.worker.candidate import CandidateCalls
+from tritonforge.worker.timing import TimingConfig
 
 ROUNDS = 3  # baseline and candidate alternate, so that drift hits both alike
 REPLAY = "cuda graph replay"
@@ -34,9 +35,13 @@ class SecondOpinion(CandidateCalls):
         args = pm.make_args(Case.from_json(req["case"]), int(req.get("seed", 0)), self.device)
         self.phase("candidate")
 
+        # Warmed as long as the evaluator heats before each burst (TimingConfig.heat_ms), not
+        # do_bench's 25 ms: a kernel at the power limit slows after its first ~45 ms, and the
+        # two would otherwise time it at different clocks (s4, s7: the matmul's 4096^3 case +4.5-5.2%).
+        warmup = int(req.get("warmup", TimingConfig.heat_ms))
+
         def bench(fn: Callable[[], Any]) -> float:
-            return triton.testing.do_bench(fn, warmup=int(req.get("warmup", 25)), rep=int(req.get("rep", 100)),
-                                           return_mode="median")
+            return triton.testing.do_bench(fn, warmup=warmup, rep=int(req.get("rep", 100)), return_mode="median")
 
         try:
             plain = alternate({label: (lambda fn=fn: fn(*args)) for label, fn in fns.items()}, bench)
