@@ -15,6 +15,9 @@ from typing import Callable, TypeVar
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource
 
+R = TypeVar("R")  # what a recipe makes of a kernel or a launch (a Rewrite, edits)
+T = TypeVar("T")  # a plan
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -31,6 +34,28 @@ def launches_of(ks: KernelSource, kernel: Kernel) -> list[ast.Call]:
     """Every `kernel[grid](...)` call in the file."""
     return [n for n in ast.walk(ks.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
             and isinstance(n.func.value, ast.Name) and n.func.value.id == kernel.name]
+
+
+def first_kernel(ks: KernelSource, attempt: Callable[[Kernel], R | str]) -> R | str:
+    """What `attempt` makes of the first kernel of the file it applies to, or every kernel's
+    reason for refusing, in one line."""
+    reasons = []
+    for kernel in ks.kernels.values():
+        result = attempt(kernel)
+        if not isinstance(result, str):
+            return result
+        reasons.append(f"{kernel.name}: {result}")
+    return "; ".join(reasons) or "no Triton kernel in the file"
+
+
+def per_launch(ks: KernelSource, kernel: Kernel, edit: Callable[[ast.Call], R | str]) -> list[R] | str:
+    """`edit` of each launch of `kernel`, or the first launch's reason it cannot be edited
+    (a kernel the file never launches cannot be rewritten either)."""
+    launches = launches_of(ks, kernel)
+    if not launches:
+        return "no launch of it in this file"
+    done = [edit(call) for call in launches]
+    return next((d for d in done if isinstance(d, str)), None) or done  # type: ignore[return-value]
 
 
 def fresh_name(name: str, taken: set[str]) -> str:
@@ -58,8 +83,6 @@ def entry_launches(ks: KernelSource, entry: str) -> tuple[ast.FunctionDef, list[
         return "no two kernel launches in one block of the entry's statements"
     return fn, pairs
 
-
-T = TypeVar("T")
 
 
 def first_pair(ks: KernelSource, entry: str, plan: Callable[[ast.FunctionDef, Launch, Launch], T | str]

@@ -25,7 +25,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import single_assignments
-from tritonforge.strategies.recipes.host import fresh_name, launches_of, statement_of
+from tritonforge.strategies.recipes.host import fresh_name, per_launch, statement_of
 
 # Programs per SM, the starting value of `programs_per_sm`: 32 is as many blocks as an SM of
 # an H100/H200 holds at once. Fewer leave an SM's latency of a tiny program uncovered (a trial
@@ -48,13 +48,9 @@ class PersistentGrid(Recipe):
         taken = _host_names(ks)
         edits, done, reasons = [], [], []
         for kernel in ks.kernels.values():
-            why = _why_not(ks, kernel)
-            launches = launches_of(ks, kernel)
-            host = [] if why else [_host_edits(ks, kernel, call, torch, taken) for call in launches]
-            why = why or next((h for h in host if isinstance(h, str)), None) or \
-                (None if launches else "no launch of it in this file")
-            if why:
-                reasons.append(f"{kernel.name}: {why}")
+            host = _why_not(ks, kernel) or per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, torch, taken))
+            if isinstance(host, str):
+                reasons.append(f"{kernel.name}: {host}")
                 continue
             edits += _kernel_edits(ks, kernel, tl) + [e for h in host for e in h]
             done.append(kernel.name)

@@ -26,7 +26,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand
-from tritonforge.strategies.recipes.host import fresh_name, launches_of, statement_of
+from tritonforge.strategies.recipes.host import first_kernel, fresh_name, per_launch, statement_of
 
 CAP = 16384  # longest row (elements) held in registers: 32 fp32 registers a thread at 16 warps
 FLAG = "ROW_ONE_PASS"
@@ -43,26 +43,23 @@ class RowOnePass(Recipe):
         triton = ks.alias("triton")
         if tl is None or triton is None:
             return "triton and triton.language are not both imported under a name"
-        reasons = []
-        for kernel in ks.kernels.values():
+
+        def one_pass(kernel: Kernel) -> Rewrite | str:
             plan = _plan(ks, kernel, tl)
             if isinstance(plan, str):
-                reasons.append(f"{kernel.name}: {plan}")
-                continue
-            launches = launches_of(ks, kernel)
+                return plan
             taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
-            names = [fresh_name("row_block", taken) for _ in launches]
-            host = [_host_edits(ks, kernel, call, plan, triton, var) for call, var in zip(launches, names)]
-            bad = next((h for h in host if isinstance(h, str)), None)
-            if not launches or bad:
-                reasons.append(f"{kernel.name}: {bad or 'no launch of it in this file'}")
-                continue
+            host = per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, plan, triton,
+                                                                   fresh_name("row_block", taken)))
+            if isinstance(host, str):
+                return host
             edits = [append_parameter(kernel.fn, f"{FLAG}: {tl}.constexpr = False"), _region_edit(ks, kernel, plan, tl)]
             edits += [e for h in host for e in h]
             return Rewrite(apply_edits(source, edits),
                            f"{kernel.name}: rows up to {CAP} elements read once, held in registers "
                            f"({plan.reused} later load{'s' if plan.reused != 1 else ''} reuse the first)")
-        return "; ".join(reasons) or "no Triton kernel in the file"
+
+        return first_kernel(ks, one_pass)
 
 
 class _Plan:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from tritonforge.analysis.kernel_source import Kernel, KernelSource
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
-from tritonforge.strategies.recipes.host import fresh_name
+from tritonforge.strategies.recipes.host import first_kernel, fresh_name
 from tritonforge.strategies.recipes.row_one_pass import row_loop, writes_memory
 
 COL = "<column>"  # both loops' variables, renamed alike to compare what they load
@@ -44,16 +44,16 @@ class RowOnline(Recipe):
         tl = ks.alias("triton.language")
         if tl is None:
             return "triton.language is not imported under a name"
-        reasons = []
-        for kernel in ks.kernels.values():
+
+        def merge(kernel: Kernel) -> Rewrite | str:
             plan = _find(ks, kernel)
             if isinstance(plan, str):
-                reasons.append(f"{kernel.name}: {plan}")
-                continue
+                return plan
             return Rewrite(apply_edits(source, _edits(ks, plan, tl)),
                            f"{kernel.name}: the row's maximum and sum in one pass (online), "
                            f"{plan.passes - 1} passes over the row instead of {plan.passes}")
-        return "; ".join(reasons) or "no Triton kernel in the file"
+
+        return first_kernel(ks, merge)
 
 
 @dataclass

@@ -27,7 +27,7 @@ import ast
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, program_axis
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keywords
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
-from tritonforge.strategies.recipes.host import fresh_name, launches_of, statement_of
+from tritonforge.strategies.recipes.host import first_kernel, fresh_name, per_launch, statement_of
 
 MAX_ROWS = 8  # rows a program at most: the body is unrolled that many times
 ROW_ELEMENTS = 4096  # elements a program aims at: rows of BLOCK share a program up to this
@@ -45,30 +45,26 @@ class RowsPerProgram(Recipe):
         tl, triton = ks.alias("triton.language"), ks.alias("triton")
         if tl is None or triton is None:
             return "triton and triton.language are not both imported under a name"
-        reasons = []
-        for kernel in ks.kernels.values():
+
+        def share(kernel: Kernel) -> Rewrite | str:
             plan = _plan(ks, kernel, tl)
             if isinstance(plan, str):
-                reasons.append(f"{kernel.name}: {plan}")
-                continue
-            launches = launches_of(ks, kernel)
+                return plan
             taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
-            host = [_host_edits(ks, kernel, call, plan, triton, fresh_name("rows_per_program", taken))
-                    for call in launches]
-            bad = next((h for h in host if isinstance(h, str)), None)
-            if not launches or bad:
-                reasons.append(f"{kernel.name}: {bad or 'no launch of it in this file'}")
-                continue
+            host = per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, plan, triton,
+                                                                   fresh_name("rows_per_program", taken)))
+            if isinstance(host, str):
+                return host
             counts = {count for _, count in host}
             if len(counts) != 1:
-                reasons.append(f"{kernel.name}: its launches pass the row count to different parameters")
-                continue
+                return "its launches pass the row count to different parameters"
             plan.count = counts.pop()
             edits = _kernel_edits(ks, kernel, plan, tl) + [e for h, _ in host for e in h]
             rewritten = _wrap_body(apply_edits(source, edits), kernel.name, plan, tl)
             return Rewrite(rewritten, f"{kernel.name}: up to {MAX_ROWS} short rows a program "
                                       f"(about {ROW_ELEMENTS} elements), the grid divided to match")
-        return "; ".join(reasons) or "no Triton kernel in the file"
+
+        return first_kernel(ks, share)
 
 
 class _Plan:

@@ -28,7 +28,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import single_assignments
-from tritonforge.strategies.recipes.host import launches_of, statement_of
+from tritonforge.strategies.recipes.host import first_kernel, per_launch, statement_of
 
 PROGRAMS = 512  # about four programs per SM of a 132-SM GPU
 MAX_SPLIT = 16
@@ -47,22 +47,18 @@ class SplitK(Recipe):
         triton = ks.alias("triton")
         if triton is None:
             return "triton is not imported under a name"
-        reasons = []
-        for kernel in ks.kernels.values():
+
+        def split(kernel: Kernel) -> Rewrite | str:
             plan = _kernel_plan(ks, kernel)
-            if isinstance(plan, str):
-                reasons.append(f"{kernel.name}: {plan}")
-                continue
-            launches = launches_of(ks, kernel)
-            host = [_host_edits(ks, kernel, call, plan, triton) for call in launches]
-            bad = next((h for h in host if isinstance(h, str)), None)
-            if not launches or bad:
-                reasons.append(f"{kernel.name}: {bad or 'no launch of it in this file'}")
-                continue
+            host = plan if isinstance(plan, str) else \
+                per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, plan, triton))
+            if isinstance(host, str):
+                return host
             edits = _kernel_edits(ks, kernel, plan) + [e for h in host for e in h]
             return Rewrite(apply_edits(source, edits), f"{kernel.name}: its loop split when its output has few "
                                                        f"tiles (up to {MAX_SPLIT} ways, partial results added atomically)")
-        return "; ".join(reasons) or "no Triton kernel in the file"
+
+        return first_kernel(ks, split)
 
 
 class _Plan:

@@ -16,6 +16,7 @@ import ast
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, program_axis
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
+from tritonforge.strategies.recipes.host import first_kernel
 
 GROUP = 8  # tiles per group along the axis that varies slowest, as in Triton's matmul tutorial
 
@@ -29,17 +30,17 @@ class GroupedTileOrder(Recipe):
         tl = ks.alias("triton.language")
         if tl is None:
             return "triton.language is not imported under a name"
-        reasons = []
-        for kernel in ks.kernels.values():
+
+        def group(kernel: Kernel) -> Rewrite | str:
             found = _why_not(ks, kernel) or (_grid_2d(ks, kernel, tl) if _reads(ks, kernel) == 2 else None) \
                 or _grid_1d(ks, kernel, tl)
             if isinstance(found, str):
-                reasons.append(f"{kernel.name}: {found}")
-                continue
+                return found
             first, last, text = found
             edit = Edit(Place(first.lineno, first.col_offset, last.end_lineno, last.end_col_offset), text)
             return Rewrite(apply_edits(source, [edit]), f"{kernel.name}: tiles in groups of {GROUP} (tl.swizzle2d)")
-        return "; ".join(reasons) or "no Triton kernel in the file"
+
+        return first_kernel(ks, group)
 
 
 Order = tuple[ast.stmt, ast.stmt, str]  # the first and last line replaced, and their new text

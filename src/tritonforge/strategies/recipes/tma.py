@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
-from tritonforge.strategies.recipes.host import fresh_name, launches_of, statement_of
+from tritonforge.strategies.recipes.host import first_kernel, fresh_name, per_launch, statement_of
 from tritonforge.strategies.recipes.split_k import range_form
 
 DESCRIPTOR = "triton.tools.tensor_descriptor.TensorDescriptor"
@@ -33,21 +33,20 @@ class TensorDescriptorLoads(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        reasons = []
-        for kernel in ks.kernels.values():
+
+        def describe(kernel: Kernel) -> Rewrite | str:
             plan = _kernel_plan(ks, kernel)
-            launches = [] if isinstance(plan, str) else launches_of(ks, kernel)
-            host = [_launch_edit(ks, kernel, call, plan) for call in launches]
-            why = plan if isinstance(plan, str) else next((h for h in host if isinstance(h, str)), None)
-            if why or not launches:
-                reasons.append(f"{kernel.name}: {why or 'no launch of it in this file'}")
-                continue
+            host = plan if isinstance(plan, str) else \
+                per_launch(ks, kernel, lambda call: _launch_edit(ks, kernel, call, plan))
+            if isinstance(host, str):
+                return host
             end = kernel.fn.end_lineno  # the copy goes after the kernel's last line
             edits = [Edit(Place.point(end, len(source.splitlines()[end - 1].encode())),
                           "\n\n\n" + _kernel_copy(ks, kernel, plan)), *host, *_import_edit(ks)]
             note = f"{kernel.name}: A and B tiles loaded through tensor descriptors (TMA) where their layout allows"
             return Rewrite(apply_edits(source, edits), f"{note} ({kernel.name}_tma)")
-        return "; ".join(reasons) or "no Triton kernel in the file"
+
+        return first_kernel(ks, describe)
 
 
 @dataclass
