@@ -127,8 +127,8 @@ def _search(session: Session, problem_path: Path, source: str, run_dir: Path, st
             raise
         statuses = Counter(o.status for o in result.history)
         if precheck:
-            # Compiles still queued when the search stopped would contend the CPU with the
-            # second opinion: do_bench has no lead, and a host-bound loop times the host.
+            # Compiles still queued when the search stopped serve nothing now; stopped, they
+            # leave the CPU to the second opinion, whose plain do_bench loop has no lead.
             precheck.close()
         opinion = _second_opinion(session, search, result, observer)
         data = summary(problem=str(problem_path), entry=problem.entry, baseline=result.baseline,
