@@ -42,7 +42,7 @@ class PersistentGrid(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        tl, torch = ks.alias("triton.language"), _torch_alias(ks.tree)
+        tl, torch = ks.alias("triton.language"), torch_alias(ks.tree)
         if tl is None or torch is None:
             return "torch and triton.language are not both imported under a name"
         taken = _host_names(ks)
@@ -72,7 +72,7 @@ def _host_names(ks: KernelSource) -> set[str]:
     return names
 
 
-def _torch_alias(tree: ast.Module) -> str | None:
+def torch_alias(tree: ast.Module) -> str | None:
     return next((a.asname or a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names
                  if a.name == "torch"), None)
 
@@ -123,7 +123,7 @@ def _moved_params(kernel: Kernel) -> list[str]:
     return [p for p in kernel.params if p in stored]
 
 
-def _body(kernel: Kernel) -> list[ast.stmt]:
+def kernel_body(kernel: Kernel) -> list[ast.stmt]:
     """The kernel's statements, without its docstring."""
     body = kernel.fn.body
     doc = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(
@@ -133,13 +133,13 @@ def _body(kernel: Kernel) -> list[ast.stmt]:
 
 def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str) -> list[Edit]:
     """The body, re-indented into the loop over ids, and N_TILES as the last parameter."""
-    body = _body(kernel)
+    body = kernel_body(kernel)
     first, last = body[0], body[-1]
     lines = ks.source.splitlines(keepends=True)
     region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n")
     shift = first.lineno - 1
     call = _calls(ks, kernel.fn, "program_id")[0]
-    named = _plain_id(ks, kernel, body, call)
+    named = plain_id(ks, kernel, body, call)
     if named is not None:  # `pid = tl.program_id(0)` on lines of its own: pid becomes the loop variable
         var, stmt = named
         inner = [Edit(Place(stmt.lineno - shift, 0, stmt.end_lineno - shift + 1, 0), "")]
@@ -162,7 +162,7 @@ def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str) -> list[Edit]:
     return [append_parameter(kernel.fn, TILES), Edit(Place(first.lineno, 0, last.end_lineno, end), text)]
 
 
-def _plain_id(ks: KernelSource, kernel: Kernel, body: list[ast.stmt], call: ast.Call
+def plain_id(ks: KernelSource, kernel: Kernel, body: list[ast.stmt], call: ast.Call
               ) -> tuple[str, ast.stmt] | None:
     """(name, statement) for a top-level `name = tl.program_id(0)` alone on its lines, where name
     is set nowhere else and never used as an object (`pid.to(...)` fails on the interpreter's int)."""

@@ -2,29 +2,41 @@
 
 A reduction to one value written as two kernels (the first stores one partial sum per
 program, the second, a single program, loops over the partials and stores their sum) reads
-and writes the partials and pays a second launch. Collapsed, the first kernel adds its
-partial straight into the output (`tl.atomic_add`), the output is zeroed before the launch
-and the second launch goes.
+and writes the partials and pays a second launch. Collapsed, the first kernel's programs
+loop over the partial sums' ids (`for pid in range(tl.program_id(0), N_PARTIALS,
+tl.num_programs(0))`), add each partial into a sum of their own, and add that sum into the
+output once (`tl.atomic_add`); the output is zeroed before the launch and the second launch
+goes. The launch starts at most `programs_per_sm` programs per SM (the SM count read at run
+time; 4 on CPU tensors), so the output takes a thousand atomic additions rather than one per
+partial: on the H200 one atomic per partial (2^28 elements in blocks of 2048: 131072 atomics
+on one address) was slower than the two launches (benchmarks/results/2026-12-03-h200-s7.md).
 
 The order of the additions then varies from run to run: a reassociation, judged against the
 tolerance like any candidate. Applies only to the exact shape above: the partial stored at
-`partials + program_id(0)` once, the final kernel launched on a grid of one program as
-`acc = zeros; for s in range(0, N, BLOCK): acc += load(partials + s + arange, mask, other=0);
-store(out, sum(acc))`, with `N` the first launch's grid size and the output made before the
-first launch.
+`partials + program_id(0)` once, by a top-level statement of straight-line code that moves no
+parameter; the final kernel launched on a grid of one program as `acc = zeros; for s in
+range(0, N, BLOCK): acc += load(partials + s + arange, mask, other=0); store(out, sum(acc))`,
+with `N` the first launch's grid size and the output a tensor made before the first launch.
 """
 
 from __future__ import annotations
 
 import ast
+import textwrap
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
-from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
+from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keywords
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
-from tritonforge.strategies.recipes.host import Launch, first_pair, used_after, used_between
+from tritonforge.strategies.recipes.host import Launch, first_pair, fresh_name, used_after, used_between
+from tritonforge.strategies.recipes.persistent import CPU_PROGRAMS, kernel_body, plain_id, torch_alias
 
 OUT = "collapsed_out_ptr"
+TILES = "N_PARTIALS"
+SUM = "program_sum"
+# Programs per SM: enough in flight to stream at full bandwidth, few enough that the atomic
+# additions into one address (one per program) cost little.
+PER_SM = 8
 
 
 class CollapseTwoStage(Recipe):
@@ -40,14 +52,28 @@ class CollapseTwoStage(Recipe):
         a, b, (store, out) = found
         sa, sb, ka, kb = a.stmt, b.stmt, a.kernel, b.kernel
         tl = ks.text(store.func.value)  # the name triton.language goes by here
-        edits = [Edit(Place.of(store), f"{tl}.atomic_add({OUT}, {ks.text(store.args[1])})"),
-                 append_parameter(ka.fn, OUT),
-                 insert_keyword(a.call, OUT, out),
-                 Edit(Place.point(sa.lineno, sa.col_offset), f"{out}.zero_()  # partials are added into it\n"
-                                                             + " " * sa.col_offset),
+        torch = torch_alias(ks.tree)
+        if torch is None:
+            return "torch is not imported under a name"
+        taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
+        tiles, programs = fresh_name("n_partial_ids", taken), fresh_name("collapse_programs", taken)
+        pad = " " * sa.col_offset
+        host = (f"{out}.zero_()  # the programs' sums are added into it (collapse_two_stage)\n"
+                f"{pad}{tiles} = {_grid(ks, a.call)}  # the partial sums' ids, which the programs loop over\n"
+                f"{pad}programs_per_sm = {PER_SM}\n"
+                f"{pad}{programs} = min({tiles}, {CPU_PROGRAMS})  # on CPU tensors (the interpreter) a few\n"
+                f"{pad}if {out}.is_cuda:\n"
+                f"{pad}    {programs} = min({tiles}, {torch}.cuda.get_device_properties({out}.device)"
+                f".multi_processor_count * programs_per_sm)\n{pad}")
+        edits = [*_accumulating_body(ks, ka, store, tl),
+                 append_parameter(ka.fn, f"{OUT}, {TILES}"),
+                 Edit(Place.of(a.call.func.slice), f"({programs},)"),
+                 insert_keywords(a.call, [(OUT, out), (TILES, tiles)]),
+                 Edit(Place.point(sa.lineno, sa.col_offset), host),
                  Edit(Place(sb.lineno, 0, sb.end_lineno + 1, 0), "")]
         return Rewrite(apply_edits(source, edits),
-                       f"{ka.name} adds its partial sums into '{out}' atomically; {kb.name} is not launched")
+                       f"{ka.name} adds its partial sums into '{out}' atomically, one sum per program over "
+                       f"{PER_SM} programs per SM; {kb.name} is not launched")
 
 
 def _plan(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) -> tuple[ast.Call, str] | str:
@@ -82,6 +108,38 @@ def _plan(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) 
     return store, out
 
 
+def _accumulating_body(ks: KernelSource, kernel: Kernel, store: ast.Call, tl: str) -> list[Edit]:
+    """The body in a loop over the partial sums' ids, the store of each partial become an
+    addition into the program's own sum, and that sum added into the output after the loop."""
+    body = kernel_body(kernel)
+    first, last = body[0], body[-1]
+    lines = ks.source.splitlines(keepends=True)
+    shift = first.lineno - 1
+    region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n") + "\n"
+    local = {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name)}
+    total = fresh_name(SUM, local)
+    saving = next(s for s in body if any(n is store for n in ast.walk(s)))
+    inner = [Edit(Place(saving.lineno - shift, saving.col_offset, saving.end_lineno - shift, saving.end_col_offset),
+                  f"{total} += {ks.text(store.args[1])}")]
+    call = next(n for n in ast.walk(kernel.fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) == "program_id")
+    named = plain_id(ks, kernel, body, call)
+    if named is not None:  # `pid = tl.program_id(0)` on lines of its own: pid becomes the loop variable
+        var, stmt = named
+        inner.append(Edit(Place(stmt.lineno - shift, 0, stmt.end_lineno - shift + 1, 0), ""))
+    else:
+        var = fresh_name("partial_id", local)
+        if not any(n is call for n in ast.walk(saving)):  # an id read only by the store goes with it
+            inner.append(Edit(Place(call.lineno - shift, call.col_offset, call.end_lineno - shift, call.end_col_offset),
+                              f"{tl}.cast({var}, {tl}.int32)"))
+    pad = " " * first.col_offset
+    text = (f"{pad}{total} = 0.0  # this program's share of the output (collapse_two_stage)\n"
+            f"{pad}for {var} in range({tl}.program_id(0), {TILES}, {tl}.num_programs(0)):  # ids strided\n"
+            + textwrap.indent(apply_edits(region, inner), "    ")
+            + f"{pad}{tl}.atomic_add({OUT}, {total})")
+    end = len(lines[last.end_lineno - 1].rstrip("\r\n").encode())
+    return [Edit(Place(first.lineno, 0, last.end_lineno, end), text)]
+
+
 def _grid(ks: KernelSource, call: ast.Call) -> str:
     g = call.func.slice
     if isinstance(g, ast.Tuple) and len(g.elts) == 1:
@@ -105,8 +163,18 @@ def _partial_store(ks: KernelSource, kernel: Kernel, param: str) -> ast.Call | s
     if not (isinstance(index, ast.Call) and ks.tl_op(index.func) == "program_id"
             and ast.unparse(index.args[0] if index.args else index.keywords[0].value) == "0"):
         return "stores its partial somewhere else than at its program id"
-    if any(isinstance(n, (ast.For, ast.While, ast.If)) for n in ast.walk(kernel.fn)):
+    if any(isinstance(n, (ast.For, ast.While, ast.If, ast.Return)) for n in ast.walk(kernel.fn)):
         return "is not straight-line code around its partial"
+    if not any(isinstance(s, ast.Expr) and s.value is stores[0] for s in kernel_body(kernel)):
+        return "does not store its partial in a statement of its own at the top level"
+    moved = [p for p in kernel.params if any(isinstance(n, ast.Name) and n.id == p and isinstance(n.ctx, ast.Store)
+                                             for n in ast.walk(kernel.fn))]
+    if moved:
+        return f"moves its parameter {moved[0]}: in a loop over ids it would carry to the next"
+    if len([n for n in ast.walk(kernel.fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) == "program_id"]) != 1:
+        return "reads tl.program_id more than once"
+    if kernel.fn.args.defaults:
+        return "has parameters with defaults (the new ones cannot go last)"
     return stores[0]
 
 
