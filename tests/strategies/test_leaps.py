@@ -113,3 +113,13 @@ def test_dot_kernels_get_presets_not_leaps():
     matmul = (ROOT / "examples" / "matmul.py").read_text()
     assert leaps(space_of(matmul), HardwareLimits(), Outlook(), set()) == []
     assert math.isclose(Outlook().sm_count, 132)
+
+
+def test_a_leap_never_narrows_the_innermost_dim_below_a_line():
+    # Column sums: rows are the loop, columns (contiguous, innermost) the grid. Shrinking the
+    # columns 16 -> 4 to keep the grid's waves read 16-byte segments of each row.
+    source = (ROOT / "examples" / "col_sum.py").read_text()
+    outlook = Outlook.from_state(state_for(source, cases=[case("rows=32768, cols=8192")], gpu={"sm_count": 132}))
+    moves = leaps(space_of(source), HardwareLimits(), outlook, set())
+    assert moves and all(m.changes.get("col_sum_kernel.BLOCK_N", (16, 16))[1] >= 16 for m in moves)
+    assert any(m.changes["col_sum_kernel.BLOCK_M"][1] >= 64 for m in moves)  # the loop dim still leaps

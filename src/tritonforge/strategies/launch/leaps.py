@@ -25,6 +25,7 @@ from tritonforge.strategies.launch.values import Assignment
 
 ELEM_BYTES = 4  # the element size is not known statically: fp32 asks for the fewest elements
 VECTOR_BYTES = 16  # the widest load a thread issues
+LINE_BYTES = 128  # a cache line: the narrowest a leap makes a tile's innermost dim
 BYTES_IN_FLIGHT_PER_SM = 64 * 1024  # what an SM needs outstanding to cover DRAM latency
 MIN_WAVES = 2  # programs per SM the grid should give at least, in waves over the SMs
 DEFAULT_SMS = 132  # an H100 SXM / H200
@@ -150,6 +151,11 @@ def _shape(dims: list[Tunable], cur: Assignment, target: int, shrink: int) -> di
         if t not in loop:
             smaller = cur[t.id] // shrink
             if shrink > 1 and smaller not in t.legal:
+                return None
+            if shrink > 1 and t is dims[-1] and smaller * ELEM_BYTES < LINE_BYTES:
+                # The innermost dim is the contiguous one in a row-major tile (`rows[:, None] *
+                # stride + cols[None, :]`): narrower than a line, each row's segment wastes
+                # most of what it moves (col_sum's BLOCK_N 16 -> 4: 16-byte segments).
                 return None
             new[t.id] = smaller
     rest = target // math.prod(new[t.id] for t in dims if t not in loop)
