@@ -12,6 +12,9 @@ import json
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from tritonforge.report.run_files import opinion_cells  # noqa: E402
+
 
 def protocol_table(path: Path) -> list[str]:
     data = json.loads(path.read_text())
@@ -44,12 +47,8 @@ def agreement_table(path: Path) -> list[str]:
                         f"{result.get('best_from', '-')} |")
             continue
         for c in (result.get("second_opinion") or {}).get("cases", []):
-            claimed = f"{c['claimed']:.3f}x" if c.get("claimed") else "-"
-            timed = f"{c['speedup']:.3f}x" if c.get("speedup") else c.get("error") or "-"
-            plain = f"{c['plain_speedup']:.3f}x" if c.get("plain_speedup") else "-"
-            gap = f"{c['gap'] * 100:+.1f}%" if c.get("gap") is not None else "-"
-            rows.append(f"| {name} | {c['case']} | {claimed} | {timed} | {c.get('timed') or 'plain calls'} | {plain} "
-                        f"| {gap} | {'**yes**' if c['flagged'] else 'no'} | {result.get('best_from', '-')} |")
+            rows.append(f"| {name} | {c['case']} | {' | '.join(opinion_cells(c))} | {'**yes**' if c['flagged'] else 'no'} "
+                        f"| {result.get('best_from', '-')} |")
     return rows + [""]
 
 

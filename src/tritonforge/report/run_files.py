@@ -165,13 +165,18 @@ def _second_opinion_lines(opinion: dict[str, Any] | None) -> list[str]:
              "| case | claimed | do_bench | timed as | do_bench, plain calls | gap | |",
              "|---|---:|---:|---|---:|---:|---|"]
     for c in opinion["cases"]:
-        claimed = f"{c['claimed']:.3f}x" if c.get("claimed") else "-"
-        timed = f"{c['speedup']:.3f}x" if c.get("speedup") else c.get("error") or "-"
-        plain = f"{c['plain_speedup']:.3f}x" if c.get("plain_speedup") else "-"
-        gap = f"{100 * c['gap']:+.1f}%" if c.get("gap") is not None else "-"
-        lines.append(f"| {c['case']} | {claimed} | {timed} | {c.get('timed') or '-'} | {plain} | {gap} | "
-                     f"{'**FLAGGED**' if c['flagged'] else 'agrees'} |")
+        lines.append(f"| {c['case']} | {' | '.join(opinion_cells(c))} | {'**FLAGGED**' if c['flagged'] else 'agrees'} |")
     return lines + [""]
+
+
+def opinion_cells(c: dict[str, Any]) -> list[str]:
+    """A second opinion's case (CaseOpinion.to_json()) as table cells: claimed, do_bench, how
+    do_bench timed it, do_bench's plain calls, the gap."""
+    return [f"{c['claimed']:.3f}x" if c.get("claimed") else "-",
+            f"{c['speedup']:.3f}x" if c.get("speedup") else c.get("error") or "-",
+            c.get("timed") or "plain calls",
+            f"{c['plain_speedup']:.3f}x" if c.get("plain_speedup") else "-",
+            f"{100 * c['gap']:+.1f}%" if c.get("gap") is not None else "-"]
 
 
 def _ms(x: float | None) -> str:
