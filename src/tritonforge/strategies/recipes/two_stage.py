@@ -57,14 +57,15 @@ class CollapseTwoStage(Recipe):
             return "torch is not imported under a name"
         taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
         tiles, programs = fresh_name("n_partial_ids", taken), fresh_name("collapse_programs", taken)
+        per_sm = fresh_name("programs_per_sm", taken)  # persistent_grid may have set one already
         pad = " " * sa.col_offset
         host = (f"{out}.zero_()  # the programs' sums are added into it (collapse_two_stage)\n"
                 f"{pad}{tiles} = {_grid(ks, a.call)}  # the partial sums' ids, which the programs loop over\n"
-                f"{pad}programs_per_sm = {PER_SM}\n"
+                f"{pad}{per_sm} = {PER_SM}\n"
                 f"{pad}{programs} = min({tiles}, {CPU_PROGRAMS})  # on CPU tensors (the interpreter) a few\n"
                 f"{pad}if {out}.is_cuda:\n"
                 f"{pad}    {programs} = min({tiles}, {torch}.cuda.get_device_properties({out}.device)"
-                f".multi_processor_count * programs_per_sm)\n{pad}")
+                f".multi_processor_count * {per_sm})\n{pad}")
         edits = [*_accumulating_body(ks, ka, store, tl),
                  append_parameter(ka.fn, f"{OUT}, {TILES}"),
                  Edit(Place.of(a.call.func.slice), f"({programs},)"),
