@@ -33,3 +33,23 @@ def test_a_call_slow_to_launch_is_timed_at_its_gpu_time(lead):
         assert median < 0.1, f"timed {median:.3f} ms: the host's 0.5 ms leaked into the events"
     else:  # without the lead the events hold the host's wait: the case the lead is for
         assert median > 0.2, f"timed {median:.3f} ms"
+
+
+def test_the_heat_runs_after_the_inputs_are_made_right_before_the_timed_calls():
+    warm = torch.randn(1 << 16, device="cuda")
+    log: list[str] = []
+
+    def inputs(rep: int, fn: int) -> tuple:
+        if rep >= 0:
+            log.append("make")
+        return (warm if rep < 0 else torch.randn(1 << 16, device="cuda"),)
+
+    def double(x: torch.Tensor) -> torch.Tensor:
+        log.append("heat" if x is warm else "timed")
+        return x * 2
+
+    timing.measure([double], "cuda", timing.TimingConfig(rep_ms=5, heat_ms=5, min_reps=8), inputs)
+    runs = "".join(e[0] for e in log)  # m, h, t
+    for burst in runs.split("m")[1:]:
+        if burst:  # the calls after the last input of a chunk was made
+            assert burst.startswith("h") and "t" in burst and "h" not in burst[burst.index("t"):], burst[:40]

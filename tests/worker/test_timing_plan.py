@@ -43,3 +43,12 @@ def test_a_lead_is_queued_only_where_the_host_is_slower_than_the_gpu():
     # One lead covers at most lead_max_ms (20 ms): 100 calls, and a longer chunk is split.
     assert lead.span(1) == 100 and lead.ms(1, 500) == TimingConfig().lead_max_ms
     assert _Lead(TimingConfig(lead=0), [_estimate(0.02, 0.1, 0.1)]).ms(0, 10) == 0
+
+
+def test_the_heat_after_a_later_chunks_inputs_is_as_long_as_the_calls_timed_before_it():
+    from tritonforge.worker.timing import heat_ms
+
+    config = TimingConfig()
+    assert heat_ms(config, 0, 0.2) == config.heat_ms  # a burst's first chunk: the whole heat
+    assert abs(heat_ms(config, 42, 0.2) - 8.4) < 1e-9  # 42 calls of 0.2 ms already timed
+    assert heat_ms(config, 400, 2.0) == config.heat_ms  # never more than the first chunk's

@@ -15,7 +15,8 @@ Why bursts, not call-by-call alternation: a kernel that draws the GPU to its pow
 runs faster right after a slower, cooler kernel than it does when called over and over, so
 alternating call by call with a slow baseline flattered it (benchmarks/results/2026-12-03-h200-s4.md).
 Each burst is preceded by an untimed run of the same function, long enough for the clock
-to settle where that function keeps it; bursts of the functions still alternate, so drift
+to settle where that function keeps it, and made after the burst's inputs, which would
+otherwise leave a pause (a cooler GPU) just before the timed calls; bursts of the functions still alternate, so drift
 hits all of them alike.
 
 Why a lead before each chunk of calls: the events time the GPU, but when the host takes longer
@@ -140,11 +141,15 @@ def _measure_cuda(fns: list[Callable[..., object]], device: str, config: TimingC
     kept: dict[tuple[int, int], Any] = {}
     for rnd in range(plan.rounds):
         for i in _order(len(fns), rnd):
-            _run_for(fns[i], warm[i], flush, config.heat_ms, estimates[i].gpu_ms)
             first = rnd * plan.burst
+            done = 0  # timed calls of this burst so far
             for lo in range(first, first + plan.burst, plan.chunk):
                 reps_here = range(lo, min(lo + plan.chunk, first + plan.burst))
                 calls = [inputs(rep, i) for rep in reps_here]
+                # The heat comes after the inputs are made, so no pause lies between it and
+                # the timed calls.
+                _run_for(fns[i], warm[i], flush, heat_ms(config, done, estimates[i].cycle_ms), estimates[i].gpu_ms)
+                done += len(reps_here)
                 span = lead.span(i)
                 for j in range(0, len(calls), span):
                     lead(i, len(calls[j:j + span]))
@@ -185,6 +190,17 @@ def _burst(fn: Callable[..., object], calls: list[tuple], flush: Callable[[], No
         end.record()
     _synchronize()
     return [_elapsed(s, e) for s, e in zip(starts, ends)], outs
+
+
+def heat_ms(config: TimingConfig, timed_before: int, cycle_ms: float) -> float:
+    """How long to heat before a chunk of timed calls, `timed_before` calls into its burst.
+
+    Making the inputs of a chunk leaves the function's kernels idle (on the H200 a matmul of
+    0.2 ms timed 10% faster after such a pause than do_bench's back-to-back calls:
+    benchmarks/results/2026-12-04-h200-s8.md). The first chunk gets the whole heat; a later
+    one as long as the calls already timed in this burst ran, which bridges its inputs'
+    pause without making the burst much longer."""
+    return config.heat_ms if timed_before == 0 else min(config.heat_ms, timed_before * cycle_ms)
 
 
 def _run_for(fn: Callable[..., object], args: tuple, flush: Callable[[], None], ms: float, estimate: float) -> None:
