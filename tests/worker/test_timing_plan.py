@@ -45,10 +45,10 @@ def test_a_lead_is_queued_only_where_the_host_is_slower_than_the_gpu():
     assert _Lead(TimingConfig(lead=0), [_estimate(0.02, 0.1, 0.1)]).ms(0, 10) == 0
 
 
-def test_the_heat_after_a_later_chunks_inputs_is_as_long_as_the_calls_timed_before_it():
+def test_a_later_chunk_is_heated_as_long_as_its_own_calls_run():
     from tritonforge.worker.timing import heat_ms
 
     config = TimingConfig()
-    assert heat_ms(config, 0, 0.2) == config.heat_ms  # a burst's first chunk: the whole heat
-    assert abs(heat_ms(config, 42, 0.2) - 8.4) < 1e-9  # 42 calls of 0.2 ms already timed
-    assert heat_ms(config, 400, 2.0) == config.heat_ms  # never more than the first chunk's
+    assert heat_ms(config, True, 43, 0.2) == config.heat_ms  # a burst's first chunk: the whole heat
+    assert abs(heat_ms(config, False, 7, 0.5) - 3.5) < 1e-9  # 7 calls of 0.5 ms to come
+    assert heat_ms(config, False, 400, 2.0) == config.heat_ms  # never more than the first chunk's

@@ -142,14 +142,13 @@ def _measure_cuda(fns: list[Callable[..., object]], device: str, config: TimingC
     for rnd in range(plan.rounds):
         for i in _order(len(fns), rnd):
             first = rnd * plan.burst
-            done = 0  # timed calls of this burst so far
             for lo in range(first, first + plan.burst, plan.chunk):
                 reps_here = range(lo, min(lo + plan.chunk, first + plan.burst))
                 calls = [inputs(rep, i) for rep in reps_here]
                 # The heat comes after the inputs are made, so no pause lies between it and
                 # the timed calls.
-                _run_for(fns[i], warm[i], flush, heat_ms(config, done, estimates[i].cycle_ms), estimates[i].gpu_ms)
-                done += len(reps_here)
+                heat = heat_ms(config, lo == first, len(reps_here), estimates[i].cycle_ms)
+                _run_for(fns[i], warm[i], flush, heat, estimates[i].gpu_ms)
                 span = lead.span(i)
                 for j in range(0, len(calls), span):
                     lead(i, len(calls[j:j + span]))
@@ -192,15 +191,15 @@ def _burst(fn: Callable[..., object], calls: list[tuple], flush: Callable[[], No
     return [_elapsed(s, e) for s, e in zip(starts, ends)], outs
 
 
-def heat_ms(config: TimingConfig, timed_before: int, cycle_ms: float) -> float:
-    """How long to heat before a chunk of timed calls, `timed_before` calls into its burst.
+def heat_ms(config: TimingConfig, first: bool, calls: int, cycle_ms: float) -> float:
+    """How long to heat before a chunk of `calls` timed calls (`first`: the burst's first chunk).
 
     Making the inputs of a chunk leaves the function's kernels idle (on the H200 a matmul of
     0.2 ms timed 10% faster after such a pause than do_bench's back-to-back calls:
     benchmarks/results/2026-12-04-h200-s8.md). The first chunk gets the whole heat; a later
-    one as long as the calls already timed in this burst ran, which bridges its inputs'
-    pause without making the burst much longer."""
-    return config.heat_ms if timed_before == 0 else min(config.heat_ms, timed_before * cycle_ms)
+    one as long as its own calls run (at most the whole heat), which bridges its inputs'
+    pause and at most doubles the burst."""
+    return config.heat_ms if first else min(config.heat_ms, calls * cycle_ms)
 
 
 def _run_for(fn: Callable[..., object], args: tuple, flush: Callable[[], None], ms: float, estimate: float) -> None:
