@@ -77,18 +77,19 @@ def torch_alias(tree: ast.Module) -> str | None:
                  if a.name == "torch"), None)
 
 
-def _calls(ks: KernelSource, fn: ast.FunctionDef, op: str) -> list[ast.Call]:
+def tl_calls(ks: KernelSource, fn: ast.FunctionDef, op: str) -> list[ast.Call]:
+    """The calls in `fn` of triton.language functions whose name starts with `op`, in `ast.walk` order."""
     return [n for n in ast.walk(fn) if isinstance(n, ast.Call) and (ks.tl_op(n.func) or "").startswith(op)]
 
 
 def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
     """Why running this kernel's body once per id in a loop would not be the same computation."""
     fn = kernel.fn
-    if _calls(ks, fn, "dot"):
+    if tl_calls(ks, fn, "dot"):
         return "has tl.dot: a matmul's tiles are left to the tile recipes"
-    if _calls(ks, fn, "num_programs") or TILES in kernel.params:
+    if tl_calls(ks, fn, "num_programs") or TILES in kernel.params:
         return "already loops over programs (reads tl.num_programs)"
-    ids = _calls(ks, fn, "program_id")
+    ids = tl_calls(ks, fn, "program_id")
     if any(program_axis(c) != 0 for c in ids):
         return "reads tl.program_id on an axis other than a constant 0 (a grid of more than one axis)"
     if len(ids) != 1:
@@ -111,13 +112,13 @@ def _helper_reading_ids(ks: KernelSource, fn: ast.FunctionDef, seen: set[str]) -
         if helper is None or helper.name in seen:
             continue
         seen.add(helper.name)
-        if _calls(ks, helper.fn, "program_id") or _calls(ks, helper.fn, "num_programs") \
+        if tl_calls(ks, helper.fn, "program_id") or tl_calls(ks, helper.fn, "num_programs") \
                 or _helper_reading_ids(ks, helper.fn, seen):
             return helper.name
     return None
 
 
-def _moved_params(kernel: Kernel) -> list[str]:
+def moved_params(kernel: Kernel) -> list[str]:
     """Parameters the body assigns, in the order of the signature."""
     stored = {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     return [p for p in kernel.params if p in stored]
@@ -138,7 +139,7 @@ def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str) -> list[Edit]:
     lines = ks.source.splitlines(keepends=True)
     region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n")
     shift = first.lineno - 1
-    call = _calls(ks, kernel.fn, "program_id")[0]
+    call = tl_calls(ks, kernel.fn, "program_id")[0]
     named = plain_id(ks, kernel, body, call)
     if named is not None:  # `pid = tl.program_id(0)` on lines of its own: pid becomes the loop variable
         var, stmt = named
@@ -150,7 +151,7 @@ def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str) -> list[Edit]:
     # A parameter the body moves (`x += row * stride`) becomes a copy made for each id: moved in
     # place it would carry to the next id (and Triton rejects a carried value whose type changes).
     local = {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name)}
-    copies = {p: fresh_name(f"{p}_tile", local) for p in _moved_params(kernel)}
+    copies = {p: fresh_name(f"{p}_tile", local) for p in moved_params(kernel)}
     inner += [Edit(Place(n.lineno - shift, n.col_offset, n.end_lineno - shift, n.end_col_offset), copies[n.id])
               for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in copies]
     region = apply_edits(region + "\n", inner)  # whole lines, still indented as the kernel's body
@@ -290,7 +291,7 @@ def _device_argument(ks: KernelSource, kernel: Kernel, call: ast.Call) -> str | 
     """A name the launch passes for a pointer the kernel loads or stores through (a tensor)."""
     env = single_assignments(kernel.fn.body)
     args = call_arguments(call, kernel.params)
-    accesses = _calls(ks, kernel.fn, "load") + _calls(ks, kernel.fn, "store") + _calls(ks, kernel.fn, "atomic")
+    accesses = tl_calls(ks, kernel.fn, "load") + tl_calls(ks, kernel.fn, "store") + tl_calls(ks, kernel.fn, "atomic")
     for access in sorted(accesses, key=lambda c: (c.lineno, c.col_offset)):  # the first in the source
         ptr = access.args[0] if access.args else next((k.value for k in access.keywords if k.arg == "pointer"), None)
         for _ in range(8):  # follow `row_ptr = x_ptr + ...` back to the parameter

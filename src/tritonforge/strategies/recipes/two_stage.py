@@ -29,7 +29,8 @@ from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
 from tritonforge.strategies.recipes.host import Launch, first_pair, fresh_name, used_after, used_between
-from tritonforge.strategies.recipes.persistent import CPU_PROGRAMS, kernel_body, plain_id, torch_alias
+from tritonforge.strategies.recipes.persistent import (CPU_PROGRAMS, kernel_body, moved_params, plain_id, tl_calls,
+                                                       torch_alias)
 
 OUT = "collapsed_out_ptr"
 TILES = "N_PARTIALS"
@@ -168,11 +169,10 @@ def _partial_store(ks: KernelSource, kernel: Kernel, param: str) -> ast.Call | s
         return "is not straight-line code around its partial"
     if not any(isinstance(s, ast.Expr) and s.value is stores[0] for s in kernel_body(kernel)):
         return "does not store its partial in a statement of its own at the top level"
-    moved = [p for p in kernel.params if any(isinstance(n, ast.Name) and n.id == p and isinstance(n.ctx, ast.Store)
-                                             for n in ast.walk(kernel.fn))]
+    moved = moved_params(kernel)
     if moved:
         return f"moves its parameter {moved[0]}: in a loop over ids it would carry to the next"
-    if len([n for n in ast.walk(kernel.fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) == "program_id"]) != 1:
+    if len(tl_calls(ks, kernel.fn, "program_id")) != 1:
         return "reads tl.program_id more than once"
     if kernel.fn.args.defaults:
         return "has parameters with defaults (the new ones cannot go last)"
