@@ -20,6 +20,8 @@ from __future__ import annotations
 import ast
 import copy
 import textwrap
+from dataclasses import dataclass
+from typing import Mapping
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, program_axis
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
@@ -134,33 +136,80 @@ def kernel_body(kernel: Kernel) -> list[ast.stmt]:
 
 def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str) -> list[Edit]:
     """The body, re-indented into the loop over ids, and N_TILES as the last parameter."""
+    loop = IdLoop(TILES, "tile_id", "persistent: ids strided by num_programs")
+    return [append_parameter(kernel.fn, TILES), loop_over_ids(ks, kernel, tl, loop, local_names(kernel.fn))]
+
+
+def local_names(fn: ast.FunctionDef) -> set[str]:
+    """Every name `fn` reads or sets: what a new local of its body must not be called."""
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+
+
+@dataclass(frozen=True)
+class IdLoop:
+    """What a recipe's loop over a kernel's original program ids is made of."""
+
+    bound: str  # the parameter the ids run below (the original number of programs)
+    var: str  # the loop variable, unless the id already has a name of its own (`pid = tl.program_id(0)`)
+    note: str  # the comment on the `for` line
+    before: tuple[str, ...] = ()  # statements before the loop, at the body's indent
+    after: tuple[str, ...] = ()  # statements after it
+
+
+def loop_over_ids(ks: KernelSource, kernel: Kernel, tl: str, loop: IdLoop, taken: set[str],
+                  replace: Mapping[ast.stmt, str] | None = None) -> Edit:
+    """The edit that runs the kernel's body once per id, `for var in range(tl.program_id(0),
+    bound, tl.num_programs(0))`, between `loop.before` and `loop.after`; each top-level
+    statement of `replace` is written as its text. `taken`: names the loop variable avoids."""
+    replace = replace or {}
     body = kernel_body(kernel)
     first, last = body[0], body[-1]
     lines = ks.source.splitlines(keepends=True)
-    region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n")
-    shift = first.lineno - 1
+    region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n") + "\n"
+    shift = first.lineno - 1  # the region's line 1 is the body's first line
+    var, read_id = _loop_variable(ks, kernel, tl, loop.var, taken, list(replace), shift)
+    pad = " " * first.col_offset
+    start, copies = _own_copies(kernel, body, shift, pad)
+    inner = [Edit(_shifted(s, shift), text) for s, text in replace.items()] + read_id + copies
+    looped = textwrap.indent(start + apply_edits(region, inner), "    ")  # whole lines, still ending in "\n"
+    # The text ends without a line end: the body's last line keeps its own (`end` stops before it).
+    text = ("".join(f"{pad}{s}\n" for s in loop.before)
+            + f"{pad}for {var} in range({tl}.program_id(0), {loop.bound}, {tl}.num_programs(0)):  # {loop.note}\n"
+            + (looped + "\n".join(f"{pad}{s}" for s in loop.after) if loop.after else looped.rstrip("\n")))
+    end = len(lines[last.end_lineno - 1].rstrip("\r\n").encode())
+    return Edit(Place(first.lineno, 0, last.end_lineno, end), text)
+
+
+def _shifted(node: ast.AST, shift: int) -> Place:
+    """Where `node` is written in the body's region, whose line 1 is the file's line shift + 1."""
+    return Place(node.lineno - shift, node.col_offset, node.end_lineno - shift, node.end_col_offset)
+
+
+def _loop_variable(ks: KernelSource, kernel: Kernel, tl: str, name: str, taken: set[str], replaced: list[ast.stmt],
+                   shift: int) -> tuple[str, list[Edit]]:
+    """The loop variable, and the edit of the body's region that makes the body read it
+    instead of tl.program_id(0)."""
     call = tl_calls(ks, kernel.fn, "program_id")[0]
-    named = plain_id(ks, kernel, body, call)
+    named = plain_id(ks, kernel, kernel_body(kernel), call)
     if named is not None:  # `pid = tl.program_id(0)` on lines of its own: pid becomes the loop variable
         var, stmt = named
-        inner = [Edit(Place(stmt.lineno - shift, 0, stmt.end_lineno - shift + 1, 0), "")]
-    else:  # the loop variable stands in for the id (a plain int in the interpreter: tl.cast makes it a tensor)
-        var = fresh_name("tile_id", {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name)})
-        inner = [Edit(Place(call.lineno - shift, call.col_offset, call.end_lineno - shift, call.end_col_offset),
-                      f"{tl}.cast({var}, {tl}.int32)")]
-    # A parameter the body moves (`x += row * stride`) becomes a copy made for each id: moved in
-    # place it would carry to the next id (and Triton rejects a carried value whose type changes).
-    local = {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name)}
+        return var, [Edit(Place(stmt.lineno - shift, 0, stmt.end_lineno - shift + 1, 0), "")]
+    var = fresh_name(name, taken)
+    if any(n is call for s in replaced for n in ast.walk(s)):  # an id read only by a replaced statement goes with it
+        return var, []
+    # The loop variable stands in for the id (a plain int in the interpreter: tl.cast makes it a tensor).
+    return var, [Edit(_shifted(call, shift), f"{tl}.cast({var}, {tl}.int32)")]
+
+
+def _own_copies(kernel: Kernel, body: list[ast.stmt], shift: int, pad: str) -> tuple[str, list[Edit]]:
+    """A parameter the body moves (`x += row * stride`) becomes a copy made for each id: moved in
+    place it would carry to the next id (and Triton rejects a carried value whose type changes).
+    The lines that make the copies, and the edits of the region that use them."""
+    local = local_names(kernel.fn)
     copies = {p: fresh_name(f"{p}_tile", local) for p in moved_params(kernel)}
-    inner += [Edit(Place(n.lineno - shift, n.col_offset, n.end_lineno - shift, n.end_col_offset), copies[n.id])
-              for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in copies]
-    region = apply_edits(region + "\n", inner)  # whole lines, still indented as the kernel's body
-    pad = " " * first.col_offset
     start = "".join(f"{pad}{c} = {p}  # this id's own copy of {p}\n" for p, c in copies.items())
-    text = (f"{pad}for {var} in range({tl}.program_id(0), {TILES}, {tl}.num_programs(0)):"
-            f"  # persistent: ids strided by num_programs\n" + textwrap.indent(start + region, "    ").rstrip("\n"))
-    end = len(lines[last.end_lineno - 1].rstrip("\r\n").encode())
-    return [append_parameter(kernel.fn, TILES), Edit(Place(first.lineno, 0, last.end_lineno, end), text)]
+    return start, [Edit(_shifted(n, shift), copies[n.id])
+                   for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in copies]
 
 
 def plain_id(ks: KernelSource, kernel: Kernel, body: list[ast.stmt], call: ast.Call

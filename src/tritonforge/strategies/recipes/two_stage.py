@@ -22,15 +22,14 @@ with `N` the first launch's grid size and the output a tensor made before the fi
 from __future__ import annotations
 
 import ast
-import textwrap
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keywords
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
 from tritonforge.strategies.recipes.host import Launch, first_pair, fresh_name, used_after, used_between
-from tritonforge.strategies.recipes.persistent import (CPU_PROGRAMS, kernel_body, moved_params, plain_id, tl_calls,
-                                                       torch_alias)
+from tritonforge.strategies.recipes.persistent import (CPU_PROGRAMS, IdLoop, kernel_body, local_names, loop_over_ids,
+                                                       moved_params, tl_calls, torch_alias)
 
 OUT = "collapsed_out_ptr"
 TILES = "N_PARTIALS"
@@ -67,7 +66,7 @@ class CollapseTwoStage(Recipe):
                 f"{pad}if {out}.is_cuda:\n"
                 f"{pad}    {programs} = min({tiles}, {torch}.cuda.get_device_properties({out}.device)"
                 f".multi_processor_count * {per_sm})\n{pad}")
-        edits = [*_accumulating_body(ks, ka, store, tl),
+        edits = [_accumulating_body(ks, ka, store, tl),
                  append_parameter(ka.fn, f"{OUT}, {TILES}"),
                  Edit(Place.of(a.call.func.slice), f"({programs},)"),
                  insert_keywords(a.call, [(OUT, out), (TILES, tiles)]),
@@ -110,36 +109,16 @@ def _plan(ks: KernelSource, fn: ast.FunctionDef, first: Launch, second: Launch) 
     return store, out
 
 
-def _accumulating_body(ks: KernelSource, kernel: Kernel, store: ast.Call, tl: str) -> list[Edit]:
+def _accumulating_body(ks: KernelSource, kernel: Kernel, store: ast.Call, tl: str) -> Edit:
     """The body in a loop over the partial sums' ids, the store of each partial become an
     addition into the program's own sum, and that sum added into the output after the loop."""
-    body = kernel_body(kernel)
-    first, last = body[0], body[-1]
-    lines = ks.source.splitlines(keepends=True)
-    shift = first.lineno - 1
-    region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n") + "\n"
-    local = {n.id for n in ast.walk(kernel.fn) if isinstance(n, ast.Name)}
+    local = local_names(kernel.fn)
     total = fresh_name(SUM, local)
-    saving = next(s for s in body if any(n is store for n in ast.walk(s)))
-    inner = [Edit(Place(saving.lineno - shift, saving.col_offset, saving.end_lineno - shift, saving.end_col_offset),
-                  f"{total} += {ks.text(store.args[1])}")]
-    call = next(n for n in ast.walk(kernel.fn) if isinstance(n, ast.Call) and ks.tl_op(n.func) == "program_id")
-    named = plain_id(ks, kernel, body, call)
-    if named is not None:  # `pid = tl.program_id(0)` on lines of its own: pid becomes the loop variable
-        var, stmt = named
-        inner.append(Edit(Place(stmt.lineno - shift, 0, stmt.end_lineno - shift + 1, 0), ""))
-    else:
-        var = fresh_name("partial_id", local)
-        if not any(n is call for n in ast.walk(saving)):  # an id read only by the store goes with it
-            inner.append(Edit(Place(call.lineno - shift, call.col_offset, call.end_lineno - shift, call.end_col_offset),
-                              f"{tl}.cast({var}, {tl}.int32)"))
-    pad = " " * first.col_offset
-    text = (f"{pad}{total} = 0.0  # this program's share of the output (collapse_two_stage)\n"
-            f"{pad}for {var} in range({tl}.program_id(0), {TILES}, {tl}.num_programs(0)):  # ids strided\n"
-            + textwrap.indent(apply_edits(region, inner), "    ")
-            + f"{pad}{tl}.atomic_add({OUT}, {total})")
-    end = len(lines[last.end_lineno - 1].rstrip("\r\n").encode())
-    return [Edit(Place(first.lineno, 0, last.end_lineno, end), text)]
+    saving = next(s for s in kernel_body(kernel) if any(n is store for n in ast.walk(s)))
+    loop = IdLoop(TILES, "partial_id", "ids strided",
+                  before=(f"{total} = 0.0  # this program's share of the output (collapse_two_stage)",),
+                  after=(f"{tl}.atomic_add({OUT}, {total})",))
+    return loop_over_ids(ks, kernel, tl, loop, local, {saving: f"{total} += {ks.text(store.args[1])}"})
 
 
 def _grid(ks: KernelSource, call: ast.Call) -> str:
