@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource
+from tritonforge.strategies.editing import Edit, Place
 
 R = TypeVar("R")  # what a recipe makes of a kernel or a launch (a Rewrite, edits)
 T = TypeVar("T")  # a plan
@@ -64,6 +65,13 @@ def fresh_name(name: str, taken: set[str]) -> str:
         name += "_"
     taken.add(name)
     return name
+
+
+def insert_before(stmt: ast.stmt, lines: list[str]) -> Edit:
+    """`lines` inserted before `stmt`, each at its column (the statement then starts on a line
+    of its own after them, at that column as before)."""
+    pad = " " * stmt.col_offset
+    return Edit(Place.point(stmt.lineno, stmt.col_offset), "".join(f"{line}\n{pad}" for line in lines))
 
 
 def entry_launches(ks: KernelSource, entry: str) -> tuple[ast.FunctionDef, list[tuple[Launch, Launch]]] | str:

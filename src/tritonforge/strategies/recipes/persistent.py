@@ -27,7 +27,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import single_assignments
-from tritonforge.strategies.recipes.host import fresh_name, per_launch, statement_of
+from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch, statement_of
 
 # Programs per SM, the starting value of `programs_per_sm`: 32 is as many blocks as an SM of
 # an H100/H200 holds at once. Fewer leave an SM's latency of a tiny program uncovered (a trial
@@ -252,16 +252,28 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, ta
     if device is None:
         return "no pointer argument named at its launch to read the device from"
     n, per_sm, programs = (fresh_name(s, taken) for s in ("n_tiles", "programs_per_sm", "programs"))
-    pad = " " * stmt.col_offset
-    sms = f"{torch}.cuda.get_device_properties({device}.device).multi_processor_count"
-    before = (
-        f"{n} = {ast.unparse(tiles)}  # the ids the kernel loops over: the programs its grid had (persistent_grid)\n"
-        f"{pad}{per_sm} = {PER_SM}\n"
-        f"{pad}{programs} = min({n}, {CPU_PROGRAMS})  # on CPU tensors (the interpreter) a few, each taking many ids\n"
-        f"{pad}if {device}.is_cuda:\n"
-        f"{pad}    {programs} = min({n}, {sms} * {per_sm})\n{pad}")
-    return [Edit(Place.point(stmt.lineno, stmt.col_offset), before), Edit(Place.of(call.func.slice), f"({programs},)"),
+    before = program_count((n, per_sm, programs), ast.unparse(tiles), PER_SM, device, torch,
+                           ("the ids the kernel loops over: the programs its grid had (persistent_grid)",
+                            "on CPU tensors (the interpreter) a few, each taking many ids"))
+    return [insert_before(stmt, before), Edit(Place.of(call.func.slice), f"({programs},)"),
             insert_keyword(call, TILES, n, order=1)]
+
+
+def program_count(names: tuple[str, str, str], ids: str, per_sm: int, device: str, torch: str,
+                  notes: tuple[str, str]) -> list[str]:
+    """The host lines before a persistent launch: the number of ids (`ids`, the original grid),
+    and the programs to start: `per_sm` per SM (the SM count read at run time from the device
+    of the tensor `device`), or CPU_PROGRAMS on CPU tensors so that in the interpreter each
+    takes several ids. names: the locals for the ids, programs per SM (a literal of its own,
+    for the launch search to tune) and programs; notes: the comments on the ids' and the CPU
+    count's lines (each recipe words its own)."""
+    n, sm, programs = names
+    return [f"{n} = {ids}  # {notes[0]}",
+            f"{sm} = {per_sm}",
+            f"{programs} = min({n}, {CPU_PROGRAMS})  # {notes[1]}",
+            f"if {device}.is_cuda:",
+            f"    {programs} = min({n}, {torch}.cuda.get_device_properties({device}.device).multi_processor_count"
+            f" * {sm})"]
 
 
 def _tile_in_count(ks: KernelSource, kernel: Kernel, call: ast.Call, count: ast.expr) -> str | None:

@@ -27,9 +27,9 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keywords
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
-from tritonforge.strategies.recipes.host import Launch, first_pair, fresh_name, used_after, used_between
-from tritonforge.strategies.recipes.persistent import (CPU_PROGRAMS, IdLoop, kernel_body, local_names, loop_over_ids,
-                                                       moved_params, tl_calls, torch_alias)
+from tritonforge.strategies.recipes.host import Launch, first_pair, fresh_name, insert_before, used_after, used_between
+from tritonforge.strategies.recipes.persistent import (IdLoop, kernel_body, local_names, loop_over_ids, moved_params,
+                                                       program_count, tl_calls, torch_alias)
 
 OUT = "collapsed_out_ptr"
 TILES = "N_PARTIALS"
@@ -58,19 +58,15 @@ class CollapseTwoStage(Recipe):
         taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
         tiles, programs = fresh_name("n_partial_ids", taken), fresh_name("collapse_programs", taken)
         per_sm = fresh_name("programs_per_sm", taken)  # persistent_grid may have set one already
-        pad = " " * sa.col_offset
-        host = (f"{out}.zero_()  # the programs' sums are added into it (collapse_two_stage)\n"
-                f"{pad}{tiles} = {_grid(ks, a.call)}  # the partial sums' ids, which the programs loop over\n"
-                f"{pad}{per_sm} = {PER_SM}\n"
-                f"{pad}{programs} = min({tiles}, {CPU_PROGRAMS})  # on CPU tensors (the interpreter) a few\n"
-                f"{pad}if {out}.is_cuda:\n"
-                f"{pad}    {programs} = min({tiles}, {torch}.cuda.get_device_properties({out}.device)"
-                f".multi_processor_count * {per_sm})\n{pad}")
+        zero = f"{out}.zero_()  # the programs' sums are added into it (collapse_two_stage)"
+        count = program_count((tiles, per_sm, programs), _grid(ks, a.call), PER_SM, out, torch,
+                              ("the partial sums' ids, which the programs loop over",
+                               "on CPU tensors (the interpreter) a few"))
         edits = [_accumulating_body(ks, ka, store, tl),
                  append_parameter(ka.fn, f"{OUT}, {TILES}"),
                  Edit(Place.of(a.call.func.slice), f"({programs},)"),
                  insert_keywords(a.call, [(OUT, out), (TILES, tiles)]),
-                 Edit(Place.point(sa.lineno, sa.col_offset), host),
+                 insert_before(sa, [zero, *count]),
                  Edit(Place(sb.lineno, 0, sb.end_lineno + 1, 0), "")]
         return Rewrite(apply_edits(source, edits),
                        f"{ka.name} adds its partial sums into '{out}' atomically, one sum per program over "
