@@ -25,7 +25,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 # The newest best of each problem on record, oldest folders first (the last wins).
 RECORDED = [RESULTS / "2026-12-03-h200-s3" / "runs", RESULTS / "2026-12-03-h200-s4" / "corpus" / "runs",
             RESULTS / "2026-12-03-h200-s5" / "runs", RESULTS / "2026-12-03-h200-s6" / "b",
-            RESULTS / "2026-12-03-h200-s7" / "a", RESULTS / "2026-12-03-h200-s7" / "b", RESULTS / "2026-12-03-h200-s7" / "c"]
+            RESULTS / "2026-12-03-h200-s7" / "a", RESULTS / "2026-12-03-h200-s7" / "b", RESULTS / "2026-12-03-h200-s7" / "c",
+            RESULTS / "2026-12-04-h200-s8" / "c"]
 
 
 def problem_file(name: str) -> Path | None:

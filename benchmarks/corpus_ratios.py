@@ -4,15 +4,20 @@ the bytes they must move against a large device-to-device copy, and matmuls agai
 `torch.matmul` on the same inputs.
 
     python3 benchmarks/corpus_ratios.py RUNS_DIR OUT.json [NAME ...]
+    python3 benchmarks/corpus_ratios.py --recorded OUT.json [NAME ...]
 
 RUNS_DIR holds one optimize run directory per corpus problem (named after it); without
 names, every problem with a run there. A name without a best.py is timed as its baseline only.
+--recorded takes instead the newest best on record for every corpus problem, rebuilt from its
+best.diff (the ones benchmarks/agreement.py re-judges), so one step measures the whole corpus
+without optimizing it again.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 
 import torch
@@ -86,14 +91,36 @@ def _err(got, want) -> float:
     return (g.double() - w.double()).abs().max().item()
 
 
+def recorded_runs(into: Path) -> Path:
+    """A RUNS_DIR holding, for every corpus problem with a best on record, that best as best.py."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from agreement import RECORDED, best_file, newest_diffs, problem_file
+
+    for name, diff in newest_diffs(RECORDED).items():
+        if problem_file(name) == CORPUS / f"{name}.py":
+            best = best_file(CORPUS / f"{name}.py", diff, into)
+            best.rename(best.with_name("best.py"))
+            (into / name / "summary.json").write_text(json.dumps({"best_from": str(diff.parent)}))
+    return into
+
+
 def main() -> None:
-    runs, out = Path(sys.argv[1]), Path(sys.argv[2])
-    names = sys.argv[3:] or sorted(p.stem for p in CORPUS.glob("*.py") if (runs / p.stem / "summary.json").exists())
+    if sys.argv[1] == "--recorded":
+        with tempfile.TemporaryDirectory() as tmp:
+            run(recorded_runs(Path(tmp)), Path(sys.argv[2]), sys.argv[3:])
+    else:
+        run(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:])
+
+
+def run(runs: Path, out: Path, names: list[str]) -> None:
+    names = names or sorted(p.stem for p in CORPUS.glob("*.py") if (runs / p.stem / "summary.json").exists())
     result: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__}
     result["copy_bytes_per_s"] = copy_bw = copy_bandwidth()
     for name in names:
         try:
             result[name] = measure(name, runs, copy_bw)
+            summary = runs / name / "summary.json"
+            result[name]["best_from"] = json.loads(summary.read_text()).get("best_from") if summary.exists() else None
         except Exception as e:  # one problem's failure must not cost the others' numbers
             result[name] = {"error": f"{type(e).__name__}: {e}"}
         torch.cuda.empty_cache()

@@ -59,6 +59,9 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         s.append((f"corpus_{name}", [*TF, "optimize", f"benchmarks/corpus/{name}.py", "--out", str(runs / name), *cap],
                   run_s))
     s.append(("corpus_ratios", [PY, "benchmarks/corpus_ratios.py", str(runs), str(out / "corpus_ratios.json")], 90))
+    # The newest recorded best of every corpus problem against copy bandwidth and torch.matmul (issue 11).
+    s.append(("corpus_ratios_recorded", [PY, "benchmarks/corpus_ratios.py", "--recorded",
+                                         str(out / "corpus_ratios.json")], 180))
     # The default budget (24 candidates, 2.5 minutes): the issue's "under 3 minutes" claim.
     for ex in EXAMPLES:
         s.append((f"optimize_{ex}", [*TF, "optimize", f"examples/{ex}.py", "--out", str(runs / ex), *cap], run_s))
