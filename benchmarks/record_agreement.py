@@ -9,6 +9,7 @@ Reads timing_protocol_*.json and agreement.json in that folder; prints markdown.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -52,6 +53,28 @@ def agreement_table(path: Path) -> list[str]:
     return rows + [""]
 
 
+def means(path: Path) -> list[str]:
+    """The geometric mean over the problems of each one's speedup (itself a geometric mean over
+    its cases), as claimed and as do_bench re-timed it, with the count of cases within 5%."""
+    claimed, rechecked, agree, cases = [], [], 0, 0
+    for result in json.loads(path.read_text()).values():
+        opinion = (result.get("second_opinion") or {}).get("cases", [])
+        if result.get("error") or not opinion or any(c.get("error") for c in opinion):
+            continue
+        claimed.append(_geomean([c["claimed"] for c in opinion]))
+        rechecked.append(_geomean([c["speedup"] for c in opinion]))
+        agree += sum(not c["flagged"] for c in opinion)
+        cases += len(opinion)
+    if not claimed:
+        return []
+    return [f"Over {len(claimed)} problems: geometric mean {_geomean(claimed):.2f}x claimed, "
+            f"{_geomean(rechecked):.2f}x by do_bench; {agree} of {cases} cases within 5%.", ""]
+
+
+def _geomean(xs: list[float]) -> float:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
 def main() -> None:
     d = Path(sys.argv[1])
     lines = ["## Timing protocols, one baseline/best pair at a time (benchmarks/timing_protocol.py)", ""]
@@ -59,7 +82,7 @@ def main() -> None:
         lines += protocol_table(p)
     if (d / "agreement.json").exists():
         lines += ["## Recorded best files, claimed vs do_bench (benchmarks/agreement.py)", ""] \
-            + agreement_table(d / "agreement.json")
+            + agreement_table(d / "agreement.json") + means(d / "agreement.json")
     print("\n".join(lines))
 
 
