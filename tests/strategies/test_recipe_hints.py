@@ -1,7 +1,9 @@
-"""The hints recipe (`-k recipe`): 1-D streaming kernels drop their bounds masks under a
-constexpr flag the launch sets from `n % BLOCK == 0`, and their one-time loads get
-evict_first; correct in Triton's interpreter on sizes that divide the block and sizes that do
-not, still correct after the launch search moves the block, and refused on other kernels."""
+"""The hints recipe (`-k recipe`): 1-D streaming kernels drop their bounds masks in every
+program whose block is full (the body written twice, under a test of the program's block),
+and their one-time loads get evict_first; correct in Triton's interpreter on sizes that
+divide the block and sizes that do not, still correct after the launch search moves the
+block, refused on other kernels, and compiled for sm_90 with 16-byte loads where the mask
+had left 2-byte ones."""
 
 from __future__ import annotations
 
@@ -9,8 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
+import torch
 
+from tests.analysis.conftest import load
 from tests.conftest import EXAMPLES, ROOT
+from tritonforge.analysis.compiled import compile_offline
+from tritonforge.analysis.launch_capture import capture_launches
 from tests.strategies.judged import assert_correct, refusal
 from tritonforge.strategies.launch.rewrite import rewrite as move_launch
 from tritonforge.strategies.recipes import Rewrite
@@ -18,6 +24,7 @@ from tritonforge.strategies.recipes.hints import Hints
 
 CORPUS = ROOT / "benchmarks" / "corpus"
 VECTOR_ADD = EXAMPLES / "vector_add.py"
+FULL = "    if tl.program_id(0) * BLOCK_SIZE + BLOCK_SIZE <= n_elements:  # every lane in bounds: no masks (hints)\n"
 
 
 def _with_shapes(text: str, shapes: str) -> str:
@@ -39,21 +46,37 @@ def _hinted(path: Path, entry: str, source: str | None = None) -> str:
     return result.source
 
 
-def test_recipe_hints_vector_add_drops_masks_when_the_block_divides(tmp_path):
+def test_recipe_hints_vector_add_drops_masks_in_full_blocks(tmp_path):
     source = _hinted(VECTOR_ADD, "add")
-    assert "add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=BLOCK, EVEN=n_elements % BLOCK == 0)" in source
-    assert "BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):" in source
-    assert 'tl.load(x_ptr + offsets, mask=None if EVEN else mask, eviction_policy="evict_first")' in source
-    assert "tl.store(out_ptr + offsets, x + y, mask=None if EVEN else mask)" in source
+    assert FULL in source and "\n    else:\n" in source
+    assert 'x = tl.load(x_ptr + offsets, mask=None, eviction_policy="evict_first")' in source
+    assert "tl.store(out_ptr + offsets, x + y, mask=None)" in source
+    assert 'x = tl.load(x_ptr + offsets, mask=mask, eviction_policy="evict_first")' in source  # the last block
+    assert "add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=BLOCK)\n" in source  # the host is unchanged
     shapes = '[{"n": 1000}, {"n": 4096}, {"n": 4099}]'  # 4096 is 64 blocks of 64
     assert_correct(_problem(tmp_path, VECTOR_ADD, shapes), _with_shapes(source, shapes), tmp_path)
 
 
-def test_recipe_hints_puts_a_literal_positional_block_in_a_local_the_flag_reads(tmp_path):
+def test_recipe_hints_on_fp16_and_an_odd_size_compiles_full_blocks_to_16_byte_loads(tmp_path):
+    # A mask on an n the compiler cannot prove a multiple of 16 leaves each lane 2-byte loads.
+    # A block of 1024 gives each of the 128 lanes 8 elements (the example's 64 gives them none to widen).
+    plain, hinted = tmp_path / "vector_add_plain.py", tmp_path / "vector_add_hinted.py"
+    plain.write_text(move_launch(VECTOR_ADD.read_text(), {"add_kernel.BLOCK_SIZE": 1024}, "add"))
+    hinted.write_text(_hinted(plain, "add"))
+    x = torch.empty(67108881, device="meta", dtype=torch.float16)
+    widths = []
+    for path in (plain, hinted):
+        module = load(path, interpret=False)
+        (record,) = capture_launches(lambda: module.add(x, x), ())
+        widths.append(sorted(compile_offline(record).ptx.global_loads))
+    assert widths == [[16], [16, 128]]
+
+
+def test_recipe_hints_leaves_a_literal_positional_block_where_the_launch_wrote_it(tmp_path):
     path = CORPUS / "relu_squared_positional.py"
     source = _hinted(path, "relu_squared")
-    assert "    block = 128  # the block" in source
-    assert "relu_squared_kernel[grid](x, out, n, block, EVEN=n % block == 0)" in source
+    assert "relu_squared_kernel[grid](x, out, n, 128)" in source
+    assert "if tl.program_id(0) * BLOCK_SIZE + BLOCK_SIZE <= n_elements:" in source
     shapes = '[{"n": 1000}, {"n": 4096}]'
     assert_correct(_problem(tmp_path, path, shapes), _with_shapes(source, shapes), tmp_path)
 
@@ -61,17 +84,16 @@ def test_recipe_hints_puts_a_literal_positional_block_in_a_local_the_flag_reads(
 def test_recipe_hints_two_kernels_keep_the_reused_bias_load_cached(tmp_path):
     path = CORPUS / "bias_gelu_residual_chain.py"  # test sizes 2100 and 3072 (3 blocks of 1024)
     source = _hinted(path, "bias_gelu_residual")
-    assert "BLOCK_SIZE=block, EVEN=n_elements % block == 0)" in source
-    assert "BLOCK_SIZE=block_, EVEN=n_elements % block_ == 0)" in source
-    assert "tl.load(bias_ptr + offsets % n_cols, mask=None if EVEN else mask)\n" in source  # read by every row
+    assert source.count(FULL) == 2
+    assert "tl.load(bias_ptr + offsets % n_cols, mask=None)\n" in source  # read by every row: no evict_first
+    assert "tl.load(bias_ptr + offsets % n_cols, mask=mask)\n" in source
     assert_correct(path, source, tmp_path)
 
 
-def test_recipe_hints_autotuned_block_gets_its_flag_from_an_inner_heuristic(tmp_path):
+def test_recipe_hints_autotuned_block(tmp_path):
     path = CORPUS / "swiglu_autotune_one.py"  # test sizes 2100 and 1024 (8 blocks of 128)
     source = _hinted(path, "swiglu")
-    assert ('@triton.heuristics({"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0})\n'
-            "@triton.jit\n") in source
+    assert FULL in source and "heuristics" not in source
     assert "swiglu_kernel[grid](gate, up, out, n_elements)" in source
     assert_correct(path, source, tmp_path)
 
@@ -86,28 +108,40 @@ def test_recipe_hints_block_from_heuristics(tmp_path):
     masked = masked.replace(body, plain)
     assert "if EVEN" not in masked and "EVEN: tl.constexpr" not in masked
     source = _hinted(path, "scaled_add", masked)
-    assert '"BLOCK_SIZE": lambda args' in source and '@triton.heuristics({"EVEN": lambda args' in source
+    assert '"BLOCK_SIZE": lambda args' in source and FULL in source
     assert_correct(path, source, tmp_path)
 
 
 @pytest.mark.parametrize("path, entry, tunable, value, moved", [
     (VECTOR_ADD, "add", "add_kernel.BLOCK_SIZE", 128, "    BLOCK = 128\n"),
-    (CORPUS / "relu_squared_positional.py", "relu_squared", "relu_squared_kernel.BLOCK_SIZE", 32, "block = 32  #"),
+    (CORPUS / "relu_squared_positional.py", "relu_squared", "relu_squared_kernel.BLOCK_SIZE", 32,
+     "relu_squared_kernel[grid](x, out, n, 32)"),
 ])
 def test_recipe_hints_stays_correct_after_the_launch_search_moves_the_block(tmp_path, path, entry, tunable,
                                                                            value, moved):
     source = move_launch(_hinted(path, entry), {tunable: value}, entry)
     assert moved in source
-    # 4160 is 65 blocks of 64 but not a multiple of 128: a flag frozen at the old block would be wrong.
+    # 4160 is 65 blocks of 64 but not a multiple of 128: the test of a full block reads the block moved.
     shapes = '[{"n": 1000}, {"n": 4096}, {"n": 4160}]'
     assert_correct(_problem(tmp_path, path, shapes), _with_shapes(source, shapes), tmp_path)
 
 
-def test_recipe_hints_reaches_a_launch_inside_a_device_context():
+def test_recipe_hints_stays_correct_on_a_grid_with_programs_past_the_end(tmp_path):
+    # Programs beyond the last block fail the test of a full block and keep their masks.
+    wide = VECTOR_ADD.read_text().replace("grid = (triton.cdiv(n_elements, BLOCK),)",
+                                          "grid = (4 * triton.cdiv(n_elements, BLOCK),)")
+    shapes = '[{"n": 1000}, {"n": 4096}]'
+    path = tmp_path / "problem"
+    path.mkdir()
+    assert_correct(_problem(path, VECTOR_ADD, shapes),
+                   _with_shapes(_hinted(VECTOR_ADD, "add", wide), shapes), tmp_path)
+
+
+def test_recipe_hints_reaches_a_kernel_launched_inside_a_device_context():
     # The interpreter cannot run `with torch.cuda.device(...)`: this checks the rewrite only.
     source = _hinted(CORPUS / "gelu_device_context.py", "gelu")
-    assert ("        gelu_kernel[grid](x, out, n_elements, BLOCK_SIZE=BLOCK_SIZE, num_warps=4, "
-            "EVEN=n_elements % BLOCK_SIZE == 0)") in source
+    assert FULL in source
+    assert "        gelu_kernel[grid](x, out, n_elements, BLOCK_SIZE=BLOCK_SIZE, num_warps=4)" in source
 
 
 @pytest.mark.parametrize("name, entry, why", [
@@ -123,8 +157,11 @@ def test_recipe_hints_refuses_examples_that_do_not_stream(name, entry, why):
 def test_recipe_hints_refuses_a_kernel_already_hinted():
     assert "masks are already switched off under the constexpr 'EVEN'" in Hints().rewrite(
         (CORPUS / "scaled_add_heuristics.py").read_text(), "scaled_add")
-    twice = Hints().rewrite(_hinted(VECTOR_ADD, "add"), "add")
+    once = _hinted(VECTOR_ADD, "add")
+    twice = Hints().rewrite(once, "add")
     assert isinstance(twice, str) and "already hinted: a load or store sets eviction_policy" in twice
+    split_only = Hints().rewrite(once.replace(', eviction_policy="evict_first"', ""), "add")
+    assert "already switched off under `if tl.program_id(0) * BLOCK_SIZE + BLOCK_SIZE <= n_elements`" in split_only
 
 
 @pytest.mark.parametrize("edit, why", [
@@ -132,16 +169,12 @@ def test_recipe_hints_refuses_a_kernel_already_hinted():
     (("mask = offsets < n_elements", "mask = offsets < n_elements - 1"), "a mask is not offsets < n"),
     (("offsets = pid * BLOCK_SIZE + tl.arange", "offsets = pid * 2 * BLOCK_SIZE + tl.arange"),
      "offsets are not tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)"),
-    (("grid = (triton.cdiv(n_elements, BLOCK),)", "grid = (triton.cdiv(n_elements, 32),)"),
-     "grid does not divide by the block"),
-    (("grid = (triton.cdiv(n_elements, BLOCK),)", "grid = (triton.cdiv(x.numel() + 1, BLOCK),)"),
-     "its grid divides x.numel() + 1, not the n_elements"),
-    (("grid = (triton.cdiv(n_elements, BLOCK),)", "grid = (4 * triton.cdiv(n_elements, BLOCK),)"),
-     "grid is not (triton.cdiv(n, BLOCK),)"),
     (("x = tl.load(x_ptr + offsets, mask=mask)", "x = tl.load(x_ptr + offsets, mask=mask, cache_modifier='.cg')"),
      "already hinted"),
     (("    mask = offsets < n_elements", "    n_elements = n_elements - 1\n    mask = offsets < n_elements"),
      "the kernel reassigns n_elements"),
+    (("    mask = offsets < n_elements", "    if pid < 0:\n        return\n    mask = offsets < n_elements"),
+     "returns early"),
 ])
 def test_recipe_hints_refuses_a_vector_add_it_cannot_prove(edit, why):
     assert why in refusal(Hints(), VECTOR_ADD.read_text(), "add", edit)

@@ -1,16 +1,13 @@
-"""Hints for 1-D streaming kernels: bounds masks dropped where the sizes divide, and loads that
-read each element once told to leave the cache first.
+"""Hints for 1-D streaming kernels: bounds masks dropped in every program whose block lies
+wholly in bounds, and loads that read each element once told to leave the cache first.
 
-The kernels are those written as `offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)`,
-`mask = offsets < n`, launched on the grid `(triton.cdiv(n, BLOCK),)`. Where `n % BLOCK == 0`
-every lane of every program is in bounds, so the mask is all true and can go: the kernel gets
-a constexpr flag, each load or store masked by `offsets < n` takes `mask=None if FLAG else
-mask` (a constexpr conditional: Triton compiles only the branch taken), and each launch sets
-the flag from the element count and block it passes. The flag is computed from the same name
-the block is passed as (a literal or expression block is first put in a local), so a later
-move of the block's value keeps it right; where the block is set by `@triton.autotune` or
-`@triton.heuristics`, an innermost `@triton.heuristics` computes the flag from the block the
-decorators chose.
+The kernels are those written as `offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)`
+whose loads and stores are masked by `offsets < n`. Such a mask makes the compiler give up
+wide loads unless it can prove n a multiple of 16: for fp16 and an odd n, each lane loads 2
+bytes at a time (`ld.global.b16`) instead of 16. The body is written twice, under
+`if tl.program_id(0) * BLOCK + BLOCK <= n:` (every lane in bounds, the masks dropped: wide
+loads) and `else:` (as written, for the last, partial block). The test is exact for any n,
+block and grid, so nothing on the host changes, and a later move of the block keeps it right.
 
 Each load of `ptr + offsets` reads elements that no other load or program reads, so it gets
 `eviction_policy="evict_first"`: its lines are the first to make room in L2. Other loads (a
@@ -25,17 +22,16 @@ from __future__ import annotations
 
 import ast
 import copy
+import textwrap
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, program_axis
-from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
+from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
-from tritonforge.strategies.recipes.host import fresh_name, launches_of, statement_of
+from tritonforge.strategies.recipes.persistent import kernel_body
 
-FLAG = "EVEN"
 _ARGS = {"load": ("pointer", "mask", "other"), "store": ("pointer", "value", "mask")}
 _HINTS = ("eviction_policy", "cache_modifier")
-_ATOMIC = (ast.Name, ast.Attribute, ast.Subscript, ast.Call, ast.Constant)
 
 
 class Hints(Recipe):
@@ -46,25 +42,19 @@ class Hints(Recipe):
 
     def rewrite(self, source: str, entry: str) -> Rewrite | str:
         ks = KernelSource(source)
-        tl, triton = ks.alias("triton.language"), ks.alias("triton")
-        if tl is None or triton is None:
-            return "triton and triton.language are not both imported under a name"
-        taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
+        tl = ks.alias("triton.language")
+        if tl is None:
+            return "triton.language is not imported under a name"
         edits, notes, reasons = [], [], []
         for kernel in ks.kernels.values():
             plan = _plan(ks, kernel)
             if isinstance(plan, str):
                 reasons.append(f"{kernel.name}: {plan}")
                 continue
-            flag = fresh_name(FLAG, taken | {*kernel.params, *kernel.heuristic_names()})  # one flag per kernel
-            host = _host_edits(ks, kernel, plan, flag, triton, taken)
-            if isinstance(host, str):
-                reasons.append(f"{kernel.name}: {host}")
-                continue
-            edits += _kernel_edits(ks, kernel, plan, flag, tl) + host
+            edits.append(_split_body(ks, kernel, plan, tl))
             notes.append(f"{kernel.name}: {len(plan.masked)} mask{'s' if len(plan.masked) != 1 else ''} dropped "
-                         f"when {plan.n} % {plan.block} == 0 ({flag}), {len(plan.streaming)} load"
-                         f"{'s' if len(plan.streaming) != 1 else ''} evict_first")
+                         f"where a program's block is full ({plan.block} lanes below {plan.n}), "
+                         f"{len(plan.streaming)} load{'s' if len(plan.streaming) != 1 else ''} evict_first")
         if not edits:
             return "; ".join(reasons) or "no Triton kernel in the file"
         return Rewrite(apply_edits(source, edits), "; ".join(notes))
@@ -93,8 +83,8 @@ def _plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
         return "loops inside the kernel: not one pass of each program over its own elements"
     if any(ks.tl_op(c.func) == "program_id" and program_axis(c) != 0 for c in calls):
         return "reads a program id other than axis 0: not a 1-D blocked kernel"
-    if kernel.fn.args.kwonlyargs or kernel.fn.args.vararg or kernel.fn.args.kwarg:
-        return "keyword-only or variadic parameters: no place for the flag"
+    if any(isinstance(n, ast.Return) for n in ast.walk(kernel.fn)):
+        return "returns early: its body cannot be written as two branches"
     ops = _memory_ops(ks, kernel.fn)
     hinted = _already_hinted(ks, kernel, calls, ops)
     if hinted:
@@ -104,7 +94,7 @@ def _plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     expand = lambda node: Expand(env).visit(copy.deepcopy(node))  # noqa: E731
     masked, bounds, why = [], set(), None
     for call, args in ops:
-        if args.get("mask") is None:
+        if _unmasked(args):
             continue
         found = _bound(ks, kernel, expand(args["mask"]))
         if isinstance(found, str):
@@ -129,13 +119,23 @@ def _already_hinted(ks: KernelSource, kernel: Kernel, calls: list[ast.Call], ops
         return "a load or store sets eviction_policy or cache_modifier"
     if any(ks.tl_op(c.func) in ("multiple_of", "max_contiguous") for c in calls):
         return "it uses tl.multiple_of or tl.max_contiguous"
-    # An `if FLAG:` on a constexpr around unmasked loads or stores: the masks are already switched off.
+    # Unmasked loads or stores under an `if` on a constexpr (`if EVEN:`) or on a comparison (this
+    # recipe's own `if pid * BLOCK + BLOCK <= n:`): the masks are already switched off there.
     for node in ast.walk(kernel.fn):
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in kernel.constexprs:
-            unmasked = [a for s in node.body for c, a in _memory_ops(ks, s) if a.get("mask") is None]
-            if unmasked:
-                return f"its masks are already switched off under the constexpr '{node.test.id}'"
+        if not isinstance(node, ast.If):
+            continue
+        unmasked = [a for s in node.body for c, a in _memory_ops(ks, s) if _unmasked(a)]
+        if unmasked and isinstance(node.test, ast.Name) and node.test.id in kernel.constexprs:
+            return f"its masks are already switched off under the constexpr '{node.test.id}'"
+        if unmasked and isinstance(node.test, ast.Compare):
+            return f"its masks are already switched off under `if {ast.unparse(node.test)}`"
     return None
+
+
+def _unmasked(args: dict[str, ast.AST]) -> bool:
+    """A load or store written without a mask, or with `mask=None`."""
+    mask = args.get("mask")
+    return mask is None or (isinstance(mask, ast.Constant) and mask.value is None)
 
 
 def _bound(ks: KernelSource, kernel: Kernel, mask: ast.AST) -> tuple[str, str] | str:
@@ -184,90 +184,22 @@ def _streaming(ks: KernelSource, kernel: Kernel, ops: list, expand, block: str) 
     return out
 
 
-def _kernel_edits(ks: KernelSource, kernel: Kernel, plan: _Plan, flag: str, tl: str) -> list[Edit]:
-    # No default where none is needed: every launch passes the flag, and a kernel whose
-    # parameters have no defaults can still be fused (fuse_elementwise) after this rewrite.
-    default = " = False" if kernel.fn.args.defaults else ""  # False: masked, right for any n
-    edits = [append_parameter(kernel.fn, f"{flag}: {tl}.constexpr{default}")]
-    for call, mask, other in plan.masked:
-        edits.append(Edit(Place.of(mask), f"None if {flag} else {ks.text(mask)}"))
-        if other is not None:  # Triton refuses `other` without a mask
-            edits.append(Edit(Place.of(other), f"None if {flag} else {ks.text(other)}"))
-    edits += [insert_keyword(call, "eviction_policy", '"evict_first"') for call in plan.streaming]
-    return edits
+def _split_body(ks: KernelSource, kernel: Kernel, plan: _Plan, tl: str) -> Edit:
+    """The body under `if <block full>:` with its masks dropped, and as written under `else:`;
+    streaming loads evict_first in both."""
+    evict = [insert_keyword(call, "eviction_policy", '"evict_first"') for call in plan.streaming]
+    dropped = [Edit(Place.of(node), "None") for _, mask, other in plan.masked for node in (mask, other)
+               if node is not None]  # Triton refuses `other` without a mask
+    body = kernel_body(kernel)
+    first, last = body[0].lineno, body[-1].end_lineno
+    pad = " " * body[0].col_offset
 
+    def lines(edits: list[Edit]) -> str:  # the edits write no line ends, so the body keeps its lines
+        return "".join(apply_edits(ks.source, edits).splitlines(keepends=True)[first - 1:last])
 
-def _host_edits(ks: KernelSource, kernel: Kernel, plan: _Plan, flag: str, triton: str,
-                taken: set[str]) -> list[Edit] | str:
-    launches = launches_of(ks, kernel)
-    if not launches:
-        return "no launch of it in this file"
-    by_decorator = plan.block in kernel.heuristic_names() or kernel.autotuned
-    edits: list[Edit] = []
-    for call in launches:
-        if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
-            return "a launch passes arguments with * or **"
-        args = call_arguments(call, kernel.params)
-        n, block = args.get(plan.n), args.get(plan.block)
-        if n is None:
-            return f"a launch does not pass {plan.n}"
-        if block is None and not by_decorator:
-            return f"a launch does not pass {plan.block} and no decorator sets it"
-        wrong = _grid_mismatch(ks, call, n, block, plan.block)
-        if wrong:
-            return wrong
-        if block is not None:
-            edits += _flag_at_launch(ks, call, n, block, flag, taken)
-    if by_decorator:  # innermost, so it sees the block that autotune or earlier heuristics chose
-        jit = kernel.jit
-        text = f'@{triton}.heuristics({{"{flag}": lambda args: args["{plan.n}"] % args["{plan.block}"] == 0}})'
-        edits.append(Edit(Place.point(jit.lineno, jit.col_offset - 1), f"{text}\n{' ' * (jit.col_offset - 1)}"))
-    return edits
-
-
-def _flag_at_launch(ks: KernelSource, call: ast.Call, n: ast.expr, block: ast.expr, flag: str,
-                    taken: set[str]) -> list[Edit]:
-    """`FLAG=n % block == 0` at the launch, read from the name the block is passed as: a
-    literal or expression is first set to a local, so that a move of its value moves both."""
-    count = ks.text(n) if isinstance(n, _ATOMIC) else f"({ks.text(n)})"
-    if isinstance(block, ast.Name):
-        return [insert_keyword(call, flag, f"{count} % {block.id} == 0", order=1)]
-    stmt = statement_of(ks.tree, call)
-    var = fresh_name("block", taken)
-    return [Edit(Place.point(stmt.lineno, stmt.col_offset),
-                 f"{var} = {ks.text(block)}  # the block, read by the launch and its {flag} (hints)\n"
-                 + " " * stmt.col_offset),
-            Edit(Place.of(block), var), insert_keyword(call, flag, f"{count} % {var} == 0", order=1)]
-
-
-def _grid_mismatch(ks: KernelSource, call: ast.Call, n: ast.expr, block: ast.expr | None, param: str) -> str | None:
-    """Why the launch's grid is not `(triton.cdiv(n, block),)`, with the launch's own n and
-    block (a META lambda reads the block from the launch); None when it is. Only on that grid
-    does `n % block == 0` put every lane of every program in bounds."""
-    grid = _grid_value(ks, call)
-    meta = None
-    if isinstance(grid, ast.Lambda) and len(grid.args.args) == 1:
-        meta, grid = grid.args.args[0].arg, grid.body
-    cdiv = grid.elts[0] if isinstance(grid, ast.Tuple) and len(grid.elts) == 1 else None
-    if not (isinstance(cdiv, ast.Call) and ks.qualify(cdiv.func) == "triton.cdiv" and len(cdiv.args) == 2):
-        return "its grid is not (triton.cdiv(n, BLOCK),)"
-    count, per = cdiv.args
-    if ast.dump(count) != ast.dump(n):
-        return f"its grid divides {ast.unparse(count)}, not the {ast.unparse(n)} it passes as the bound"
-    reads_meta = (isinstance(per, ast.Subscript) and isinstance(per.value, ast.Name) and per.value.id == meta
-                  and isinstance(per.slice, ast.Constant) and per.slice.value == param)
-    if reads_meta or (isinstance(block, ast.Name) and ast.dump(per) == ast.dump(block)):
-        return None
-    return "its grid does not divide by the block the launch passes (by name or through META)"
-
-
-def _grid_value(ks: KernelSource, call: ast.Call) -> ast.AST:
-    """The grid of `kernel[grid](...)`, through one assignment of a local name."""
-    grid = call.func.slice
-    if not isinstance(grid, ast.Name):
-        return grid
-    fn = next((f for f in ast.walk(ks.tree) if isinstance(f, ast.FunctionDef)
-               and any(n is call for n in ast.walk(f))), ks.tree)
-    values = [s.value for s in ast.walk(fn) if isinstance(s, ast.Assign) and len(s.targets) == 1
-              and isinstance(s.targets[0], ast.Name) and s.targets[0].id == grid.id]
-    return values[0] if len(values) == 1 else grid
+    full = f"{tl}.program_id(0) * {plan.block} + {plan.block} <= {plan.n}"
+    text = (f"{pad}if {full}:  # every lane in bounds: no masks (hints)\n"
+            + textwrap.indent(lines(dropped + evict), "    ")
+            + f"{pad}else:\n" + textwrap.indent(lines(evict), "    ").rstrip("\r\n"))
+    end = len(ks.source.splitlines()[last - 1].encode())
+    return Edit(Place(first, 0, last, end), text)
