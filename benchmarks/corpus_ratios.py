@@ -91,36 +91,38 @@ def _err(got, want) -> float:
     return (g.double() - w.double()).abs().max().item()
 
 
-def recorded_runs(into: Path) -> Path:
-    """A RUNS_DIR holding, for every corpus problem with a best on record, that best as best.py."""
+def recorded_runs(into: Path) -> dict[str, str]:
+    """Fill `into` as a RUNS_DIR: for every corpus problem with a best on record, that best as
+    best.py. Returns each problem's name and the run folder its best came from."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from agreement import RECORDED, best_file, newest_diffs, problem_file
+    from agreement import RECORDED, best_file, newest_diffs
 
+    found = {}
     for name, diff in newest_diffs(RECORDED).items():
-        if problem_file(name) == CORPUS / f"{name}.py":
+        if (CORPUS / f"{name}.py").exists():
             best = best_file(CORPUS / f"{name}.py", diff, into)
             best.rename(best.with_name("best.py"))
-            (into / name / "summary.json").write_text(json.dumps({"best_from": str(diff.parent)}))
-    return into
+            found[name] = str(diff.parent)
+    return found
 
 
 def main() -> None:
     if sys.argv[1] == "--recorded":
         with tempfile.TemporaryDirectory() as tmp:
-            run(recorded_runs(Path(tmp)), Path(sys.argv[2]), sys.argv[3:])
+            best_from = recorded_runs(Path(tmp))
+            run(Path(tmp), Path(sys.argv[2]), sys.argv[3:] or sorted(best_from), best_from)
     else:
-        run(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:])
+        runs = Path(sys.argv[1])
+        names = sys.argv[3:] or sorted(p.stem for p in CORPUS.glob("*.py") if (runs / p.stem / "summary.json").exists())
+        run(runs, Path(sys.argv[2]), names, {})
 
 
-def run(runs: Path, out: Path, names: list[str]) -> None:
-    names = names or sorted(p.stem for p in CORPUS.glob("*.py") if (runs / p.stem / "summary.json").exists())
+def run(runs: Path, out: Path, names: list[str], best_from: dict[str, str]) -> None:
     result: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__}
     result["copy_bytes_per_s"] = copy_bw = copy_bandwidth()
     for name in names:
         try:
-            result[name] = measure(name, runs, copy_bw)
-            summary = runs / name / "summary.json"
-            result[name]["best_from"] = json.loads(summary.read_text()).get("best_from") if summary.exists() else None
+            result[name] = {**measure(name, runs, copy_bw), "best_from": best_from.get(name)}
         except Exception as e:  # one problem's failure must not cost the others' numbers
             result[name] = {"error": f"{type(e).__name__}: {e}"}
         torch.cuda.empty_cache()

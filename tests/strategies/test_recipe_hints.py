@@ -15,9 +15,9 @@ import torch
 
 from tests.analysis.conftest import load
 from tests.conftest import EXAMPLES, ROOT
+from tests.strategies.judged import assert_correct, refusal
 from tritonforge.analysis.compiled import compile_offline
 from tritonforge.analysis.launch_capture import capture_launches
-from tests.strategies.judged import assert_correct, refusal
 from tritonforge.strategies.launch.rewrite import rewrite as move_launch
 from tritonforge.strategies.recipes import Rewrite
 from tritonforge.strategies.recipes.hints import Hints

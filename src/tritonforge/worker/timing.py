@@ -16,8 +16,8 @@ runs faster right after a slower, cooler kernel than it does when called over an
 alternating call by call with a slow baseline flattered it (benchmarks/results/2026-12-03-h200-s4.md).
 Each burst is preceded by an untimed run of the same function, long enough for the clock
 to settle where that function keeps it, and made after the burst's inputs, which would
-otherwise leave a pause (a cooler GPU) just before the timed calls; bursts of the functions still alternate, so drift
-hits all of them alike.
+otherwise leave a pause (a cooler GPU) just before the timed calls; bursts of the functions
+still alternate, so drift hits all of them alike.
 
 Why a lead before each chunk of calls: the events time the GPU, but when the host takes longer
 to launch a call than the GPU takes to flush L2 and run it, the GPU waits for the host inside

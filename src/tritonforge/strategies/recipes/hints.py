@@ -28,7 +28,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import Expand, single_assignments
-from tritonforge.strategies.recipes.persistent import kernel_body
+from tritonforge.strategies.recipes.persistent import body_place, kernel_body
 
 _ARGS = {"load": ("pointer", "mask", "other"), "store": ("pointer", "value", "mask")}
 _HINTS = ("eviction_policy", "cache_modifier")
@@ -201,5 +201,4 @@ def _split_body(ks: KernelSource, kernel: Kernel, plan: _Plan, tl: str) -> Edit:
     text = (f"{pad}if {full}:  # every lane in bounds: no masks (hints)\n"
             + textwrap.indent(lines(dropped + evict), "    ")
             + f"{pad}else:\n" + textwrap.indent(lines(evict), "    ").rstrip("\r\n"))
-    end = len(ks.source.splitlines()[last - 1].encode())
-    return Edit(Place(first, 0, last, end), text)
+    return Edit(body_place(ks, body), text)

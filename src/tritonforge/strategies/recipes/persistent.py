@@ -176,8 +176,15 @@ def loop_over_ids(ks: KernelSource, kernel: Kernel, tl: str, loop: IdLoop, taken
     text = ("".join(f"{pad}{s}\n" for s in loop.before)
             + f"{pad}for {var} in range({tl}.program_id(0), {loop.bound}, {tl}.num_programs(0)):  # {loop.note}\n"
             + (looped + "\n".join(f"{pad}{s}" for s in loop.after) if loop.after else looped.rstrip("\n")))
-    end = len(lines[last.end_lineno - 1].rstrip("\r\n").encode())
-    return Edit(Place(first.lineno, 0, last.end_lineno, end), text)
+    return Edit(body_place(ks, body), text)
+
+
+def body_place(ks: KernelSource, body: list[ast.stmt]) -> Place:
+    """The whole lines of `body`, from the first one's start to the end of the last one's text:
+    a rewrite of the body put there leaves the last line's line end as it was."""
+    last = body[-1].end_lineno
+    end = len(ks.source.splitlines(keepends=True)[last - 1].rstrip("\r\n").encode())
+    return Place(body[0].lineno, 0, last, end)
 
 
 def _shifted(node: ast.AST, shift: int) -> Place:
