@@ -44,6 +44,9 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         # Why the evaluator's and do_bench's speedups differed (issue 12): four pairs, protocol by protocol.
         ("timing_protocol", [PY, "benchmarks/timing_protocol.py", str(out / "timing_protocol.json"),
                              "--seconds", "200"], 230),
+        # The 4096^3 matmul alone, with the second opinion's two ways and the clock in each (s9).
+        ("timing_protocol_matmul", [PY, "benchmarks/timing_protocol.py", str(out / "timing_protocol_matmul.json"),
+                                    "--seconds", "150", "--only", "matmul_4096"], 170),
         # Where each timed call's inputs and outputs live: the fused chain's small case (issue 12).
         ("fresh_inputs", [PY, "benchmarks/fresh_inputs.py", str(out / "fresh_inputs.json")], 150),
         ("fresh_inputs_two_stage", [PY, "benchmarks/fresh_inputs.py", str(out / "fresh_inputs_two_stage.json"),
@@ -100,7 +103,7 @@ def pack(out: Path, to: Path) -> None:
                     tar.add(path / f, arcname=f"{path.name}/{f}")
         tar.add(out / "logs", arcname="logs")
         for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json",
-                      "timing_protocol.json", "agreement.json", "fresh_inputs.json",
+                      "timing_protocol.json", "timing_protocol_matmul.json", "agreement.json", "fresh_inputs.json",
                       "fresh_inputs_two_stage.json"):
             if (out / extra).exists():
                 tar.add(out / extra, arcname=extra)

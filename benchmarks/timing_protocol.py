@@ -2,7 +2,7 @@
 timed under protocols that differ in one respect each, with the SM clock and power sampled
 during each.
 
-    python3 benchmarks/timing_protocol.py OUT.json [--seconds S]
+    python3 benchmarks/timing_protocol.py OUT.json [--seconds S] [--only LABEL,...]
 
 Pairs: a corpus matmul at two sizes (compute bound) and a corpus vector add at a size where
 one call takes a few microseconds and at 2^28 elements. The best of each is the corpus file
@@ -16,7 +16,11 @@ Protocols (three rounds each, baseline then best in each round):
 - evaluator: `worker.timing.measure` as the evaluator calls it now (alternating bursts,
   each after an untimed heat of the same function), and variants: no heat (heat0), 100 ms
   of heat (heat100), bursts of 100 ms (burst100);
-- do_bench_cudagraph: `triton.testing.do_bench_cudagraph` (no launch overhead at all).
+- do_bench_cudagraph: `triton.testing.do_bench_cudagraph` (no launch overhead at all);
+- opinion_plain and opinion_replay: the second opinion's two ways (do_bench warmed for the
+  evaluator's heat; the entry called, or its capture in a CUDA graph replayed), each timed
+  in rounds of its own so that the sampled clock belongs to one way (s9: the matmul's replay
+  7% slower than its plain calls).
 A settling trace follows: per-call times of the best after 100 ms of the baseline.
 The first run (timing_protocol_1.json) also had: the same inputs every call, one function at
 a time, a GPU sleep queued before each call, and a 2 ms idle gap before each call.
@@ -42,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 from tritonforge.problem.module import ProblemModule, import_file  # noqa: E402
 from tritonforge.worker import timing  # noqa: E402
+from tritonforge.worker.opinion import graphed  # noqa: E402
 
 CORPUS = ROOT / "benchmarks" / "corpus"
 _ADD_EDIT = ("BLOCK_SIZE = 64\n", "BLOCK_SIZE = 1024\n")
@@ -149,6 +154,17 @@ def cudagraph(fns: list[Callable], args: tuple) -> list[float]:
         return [triton.testing.do_bench_cudagraph(lambda: f(*args), return_mode="median") for f in fns]
 
 
+def opinion(fns: list[Callable], args: tuple, replay: bool) -> list[float]:
+    """do_bench as the second opinion calls it: warmed for the evaluator's heat, the entry
+    called or its captured graph replayed."""
+    calls = [graphed(f, args) for f in fns] if replay else [(lambda f=f: f(*args)) for f in fns]
+    bad = next((c for c in calls if isinstance(c, str)), None)
+    if bad:
+        raise RuntimeError(bad)
+    warmup = int(timing.TimingConfig.heat_ms)
+    return [triton.testing.do_bench(c, warmup=warmup, rep=100, return_mode="median") for c in calls]
+
+
 def protocols(pm: ProblemModule, case: Any, fns: list[Callable],
               clocks: list) -> dict[str, Callable[[], list[float]]]:
     same = pm.make_args(case, 0, "cuda")
@@ -170,6 +186,8 @@ def protocols(pm: ProblemModule, case: Any, fns: list[Callable],
         "evaluator_heat100": evaluator(heat_ms=100),
         "evaluator_burst100": evaluator(burst_ms=100),
         "do_bench_cudagraph": lambda: cudagraph(fns, same),
+        "opinion_plain": lambda: opinion(fns, same, replay=False),
+        "opinion_replay": lambda: opinion(fns, same, replay=True),
     }
 
 
@@ -207,9 +225,12 @@ def main() -> None:
     out = Path(sys.argv[1])
     seconds = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv else 120.0
     deadline = time.monotonic() + seconds
+    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
     result: dict = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
                     "date": time.strftime("%Y-%m-%d %H:%M:%S")}
     for label, name, params, edit in PAIRS:
+        if only and label not in only:
+            continue
         try:
             result[label] = run_pair(label, name, params, edit, deadline)
         except Exception as e:  # one pair's failure must not cost the other's numbers

@@ -78,14 +78,40 @@ def test_on_a_gpu_a_host_bound_entry_is_judged_by_its_replay(tmp_path):
     assert not result.opinion.flagged, gaps
 
 
-def test_rounds_alternate_and_a_capture_that_fails_says_why_instead_of_raising():
-    from tritonforge.worker.opinion import ROUNDS, alternate, graphed
+def test_rounds_alternate_and_the_two_ways_take_turns_so_drift_favours_neither():
+    from tritonforge.worker.opinion import PLAIN, REPLAY, ROUNDS, time_both
 
-    order: list[str] = []
-    times = alternate({"baseline": lambda: "baseline", "candidate": lambda: "candidate"},
-                      lambda fn: order.append(fn()) or float(len(order)))
-    assert order == ["baseline", "candidate"] * ROUNDS
-    assert times == {"baseline": [2.0 * i + 1 for i in range(ROUNDS)], "candidate": [2.0 * i + 2 for i in range(ROUNDS)]}
+    assert ROUNDS == 3  # the order below is written out for three rounds
+    order: list[tuple[str, str]] = []
+    fns = {"baseline": lambda: "baseline", "candidate": lambda: "candidate"}
+
+    def replay_of(fn, args):  # what a capture hands back: a call that runs the captured entry
+        return lambda: (REPLAY, fn(*args))
+
+    def bench(call):
+        got = call()
+        order.append(got if isinstance(got, tuple) else (PLAIN, got))
+        return float(len(order))
+
+    plain, replayed, why_not = time_both(fns, (), bench, "cpu", capture=replay_of)
+    pair = ["baseline", "candidate"]
+    assert why_not == ""
+    assert order == [(PLAIN, f) for f in pair] + [(REPLAY, f) for f in pair] \
+        + [(REPLAY, f) for f in pair] + [(PLAIN, f) for f in pair] \
+        + [(PLAIN, f) for f in pair] + [(REPLAY, f) for f in pair]
+    assert plain == {"baseline": [1.0, 7.0, 9.0], "candidate": [2.0, 8.0, 10.0]}
+    assert replayed == {"baseline": [3.0, 5.0, 11.0], "candidate": [4.0, 6.0, 12.0]}
+
+
+def test_a_capture_that_fails_leaves_the_plain_calls_and_says_why_instead_of_raising():
+    from tritonforge.worker.opinion import ROUNDS, graphed, time_both
+
+    times = iter(range(1, 100))
+    plain, replayed, why_not = time_both({"baseline": lambda: None, "candidate": lambda: None}, (),
+                                         lambda call: float(next(times)), "cpu",
+                                         capture=lambda fn, args: "the entry could not be captured in a CUDA graph: x")
+    assert why_not.startswith("the entry could not be captured") and replayed == {"baseline": [], "candidate": []}
+    assert [len(v) for v in plain.values()] == [ROUNDS, ROUNDS]
     if not torch.cuda.is_available():  # no stream to capture on: the plain calls stand
         why = graphed(lambda: None, ())
         assert isinstance(why, str) and why.startswith("the entry could not be captured in a CUDA graph")

@@ -43,36 +43,63 @@ class SecondOpinion(CandidateCalls):
         def bench(fn: Callable[[], Any]) -> float:
             return triton.testing.do_bench(fn, warmup=warmup, rep=int(req.get("rep", 100)), return_mode="median")
 
-        try:
-            plain = alternate({label: (lambda fn=fn: fn(*args)) for label, fn in fns.items()}, bench)
-            sync(self.device)
-        except Exception as e:
-            raise classify(e) from None
-        # The plain calls first: a capture that fails can leave the GPU unusable for more.
-        replayed: dict[str, list[float]] = {}
-        why_not = "not on a GPU" if self.device != "cuda" else ""
-        if not why_not:
-            graphs = {label: graphed(fn, args) for label, fn in fns.items()}
-            why_not = next((g for g in graphs.values() if isinstance(g, str)), "")
-        if not why_not:
-            try:
-                replayed = alternate(graphs, bench)
-                sync(self.device)
-            except Exception as e:  # noqa: BLE001 - the plain calls stand
-                why_not = f"replaying the captured entry raised {one_line(e)}"
-        times = replayed if replayed and not why_not else plain
+        capture = graphed if self.device == "cuda" else None
+        plain, replayed, why_not = time_both(fns, args, bench, self.device, capture)
+        times = replayed if not why_not else plain
         return {label: statistics.median(ms) for label, ms in times.items()} | {
             "timed": PLAIN if times is plain else REPLAY, "no_graph": why_not, "rounds": times,
             "plain": {label: statistics.median(ms) for label, ms in plain.items()}}
 
 
-def alternate(fns: dict[str, Callable[[], Any]], bench: Callable[[Callable[[], Any]], float]) -> dict[str, list[float]]:
-    """`bench` of each function, in turn, ROUNDS times."""
-    times: dict[str, list[float]] = {label: [] for label in fns}
-    for _ in range(ROUNDS):
-        for label, fn in fns.items():
-            times[label].append(bench(fn))
-    return times
+def time_both(fns: dict[str, Callable], args: tuple, bench: Callable[[Callable[[], Any]], float], device: str,
+              capture: Callable[[Callable, tuple], Callable[[], Any] | str] | None = None,
+              ) -> tuple[dict[str, list[float]], dict[str, list[float]], str]:
+    """(plain calls' times, graph replays' times, why there are no replays) per function.
+
+    The two ways take turns round by round (plain first in the first round: a capture that
+    fails can leave the GPU unusable for more), so that a GPU warming over the seconds this
+    takes slows neither more (s9: the matmul's replay, all timed after all of its plain
+    calls, was 7% slower than they were). `capture`: how an entry becomes a replay (graphed;
+    None where there is no GPU to capture on)."""
+    plain_calls = {label: (lambda fn=fn: fn(*args)) for label, fn in fns.items()}
+    plain: dict[str, list[float]] = {label: [] for label in fns}
+    replayed: dict[str, list[float]] = {label: [] for label in fns}
+    graphs: dict[str, Callable[[], Any]] | None = None
+    why_not = "" if capture else "not on a GPU"
+    for kind in (k for pair in protocol_order(ROUNDS) for k in pair):
+        if kind == PLAIN:
+            try:
+                one_round(plain_calls, bench, plain)
+                sync(device)
+            except Exception as e:
+                raise classify(e) from None
+            continue
+        if why_not:
+            continue
+        if graphs is None:
+            captured = {label: capture(fn, args) for label, fn in fns.items()}
+            why_not = next((g for g in captured.values() if isinstance(g, str)), "")
+            graphs = {label: g for label, g in captured.items() if not isinstance(g, str)}
+            if why_not:
+                continue
+        try:
+            one_round(graphs, bench, replayed)
+            sync(device)
+        except Exception as e:  # noqa: BLE001 - the plain calls stand
+            why_not = f"replaying the captured entry raised {one_line(e)}"
+    return plain, replayed, why_not
+
+
+def protocol_order(rounds: int) -> list[tuple[str, str]]:
+    """Which way goes first in each round: plain, then replay, then plain first again, ..."""
+    return [(PLAIN, REPLAY) if r % 2 == 0 else (REPLAY, PLAIN) for r in range(rounds)]
+
+
+def one_round(fns: dict[str, Callable[[], Any]], bench: Callable[[Callable[[], Any]], float],
+              times: dict[str, list[float]]) -> None:
+    """`bench` of each function in turn, added to `times`."""
+    for label, fn in fns.items():
+        times[label].append(bench(fn))
 
 
 def graphed(fn: Callable, args: tuple) -> Callable[[], None] | str:
