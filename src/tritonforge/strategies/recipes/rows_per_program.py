@@ -23,6 +23,7 @@ tuple, a name set to one, or `lambda meta: (...)`, that does not divide a count 
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, program_axis
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keywords
@@ -47,24 +48,53 @@ class RowsPerProgram(Recipe):
             return "triton and triton.language are not both imported under a name"
 
         def share(kernel: Kernel) -> Rewrite | str:
-            plan = _plan(ks, kernel, tl)
+            plan = share_rows(ks, kernel, tl, triton, "rows_per_program", MAX_ROWS, self.name)
             if isinstance(plan, str):
                 return plan
-            taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
-            host = per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, plan, triton,
-                                                                   fresh_name("rows_per_program", taken)))
-            if isinstance(host, str):
-                return host
-            counts = {count for _, count in host}
-            if len(counts) != 1:
-                return "its launches pass the row count to different parameters"
-            plan.count = counts.pop()
-            edits = _kernel_edits(ks, kernel, plan, tl) + [e for h, _ in host for e in h]
-            rewritten = _wrap_body(apply_edits(source, edits), kernel.name, plan, tl)
+            edits, plan = plan
+            rewritten = _wrap_body(apply_edits(source, _kernel_edits(ks, kernel, plan, tl) + edits),
+                                   kernel.name, plan, tl)
             return Rewrite(rewritten, f"{kernel.name}: up to {MAX_ROWS} short rows a program "
                                       f"(about {ROW_ELEMENTS} elements), the grid divided to match")
 
         return first_kernel(ks, share)
+
+
+def share_rows(ks: KernelSource, kernel: Kernel, tl: str, triton: str, local: str, max_rows: int, recipe: str,
+               check: Callable[["_Plan"], str | None] = lambda plan: None) -> tuple[list[Edit], "_Plan"] | str:
+    """The host's edits for a kernel whose programs are to take up to `max_rows` rows (ROWS in
+    a local named after `local`, the grid divided by it), and the kernel's plan with its row
+    count found; or why not (`check`: a recipe's own reason to refuse the plan)."""
+    plan = _plan(ks, kernel, tl)
+    if isinstance(plan, str):
+        return plan
+    why = check(plan)
+    if why:
+        return why
+    taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
+    var = fresh_name(local, taken)
+    host = per_launch(ks, kernel, lambda call: host_edits(ks, kernel, call, plan, triton, var, max_rows, recipe))
+    if isinstance(host, str):
+        return host
+    counts = {count for _, count in host}
+    if len(counts) != 1:
+        return "its launches pass the row count to different parameters"
+    plan.count = counts.pop()
+    return [e for h, _ in host for e in h], plan
+
+
+def masked(ks: KernelSource, call: ast.Call, op: str, live: str, tl: str) -> list[Edit]:
+    """A load's or store's mask also requiring `live` (the row exists)."""
+    mask = call_arguments(call, _LOAD_ARGS if op == "load" else _STORE_ARGS).get("mask")
+    if mask is None:
+        return [insert_keywords(call, [("mask", live)])]
+    if isinstance(mask, ast.Constant) and mask.value is None:
+        return [Edit(Place.of(mask), live)]
+    # `where`, not `mask & live`: Triton 3.9's interpreter refuses the scalar-and-block `&`
+    # (its mask comes out int32); `where` gives a boolean block in both. Written around the
+    # mask, not in its place, so that edits inside it still apply.
+    return [Edit(Place.point(mask.lineno, mask.col_offset), f"{tl}.where({live}, "),
+            Edit(Place.point(mask.end_lineno, mask.end_col_offset), ", False)", order=1)]
 
 
 class _Plan:
@@ -200,17 +230,8 @@ def _kernel_edits(ks: KernelSource, kernel: Kernel, plan: _Plan, tl: str) -> lis
     edits.append(Edit(Place.of(plan.pid), plan.names["row"]))
     for call in (n for n in ast.walk(kernel.fn) if isinstance(n, ast.Call)):
         op = ks.tl_op(call.func)
-        if op not in ("load", "store"):
-            continue
-        mask = call_arguments(call, _LOAD_ARGS if op == "load" else _STORE_ARGS).get("mask")
-        if mask is None:
-            edits.append(insert_keywords(call, [("mask", live)]))
-        elif isinstance(mask, ast.Constant) and mask.value is None:
-            edits.append(Edit(Place.of(mask), live))
-        else:
-            # `where`, not `mask & live`: Triton 3.9's interpreter refuses the scalar-and-block `&`
-            # (its mask comes out int32); `where` gives a boolean block in both.
-            edits.append(Edit(Place.of(mask), f"{tl}.where({live}, {ks.text(mask)}, False)"))
+        if op in ("load", "store"):
+            edits += masked(ks, call, op, live, tl)
     return edits
 
 
@@ -238,10 +259,11 @@ def _docstring(fn: ast.FunctionDef) -> bool:
         and isinstance(s.value.value, str)
 
 
-def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, triton: str,
-                var: str) -> tuple[list[Edit], str | None] | str:
-    """ROWS chosen in a local before the launch, the grid divided by it, ROWS and the row count
-    passed; also the existing parameter that already holds the row count, if one does."""
+def host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, triton: str, var: str,
+               max_rows: int = MAX_ROWS, recipe: str = "rows_per_program") -> tuple[list[Edit], str | None] | str:
+    """ROWS (at most `max_rows`) chosen in a local before the launch, the grid divided by it,
+    ROWS and the row count passed; also the existing parameter that already holds the row
+    count, if one does."""
     if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
         return "its launch passes arguments with * or **"
     grid = _grid(ks, call, triton, var)
@@ -249,7 +271,7 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, t
         return grid
     node, rows, new_grid = grid
     args = call_arguments(call, kernel.params)
-    rows_text = _rows_expr(ks, kernel, args, plan)
+    rows_text = _rows_expr(ks, kernel, args, plan, max_rows)
     if rows_text is None:
         return f"its launch does not pass {', '.join(plan.blocks + ([plan.flag] if plan.flag else []))}"
     stmt = statement_of(ks.tree, call)
@@ -257,14 +279,15 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, t
         return "its launch is not inside a function's statements"
     count = next((p for p, a in args.items() if p not in kernel.constexprs and ks.text(a) == rows), None)
     edits = [Edit(Place.point(stmt.lineno, stmt.col_offset), f"{var} = {rows_text}  # rows a program handles: "
-                                                             f"short rows share one (rows_per_program)\n"
+                                                             f"short rows share one ({recipe})\n"
                                                              + " " * stmt.col_offset),
              Edit(Place.of(node), new_grid),
              insert_keywords(call, ([] if count else [(plan.names["count"], rows)]) + [(ROWS, var)], order=3)]
     return edits, count
 
 
-def _rows_expr(ks: KernelSource, kernel: Kernel, args: dict[str, ast.AST], plan: _Plan) -> str | None:
+def _rows_expr(ks: KernelSource, kernel: Kernel, args: dict[str, ast.AST], plan: _Plan,
+               max_rows: int) -> str | None:
     """`max(1, min(8, 4096 // BLOCK))`, 1 where the launch's flag takes the row loops."""
     defaults = dict(zip([a.arg for a in kernel.fn.args.args][-len(kernel.fn.args.defaults):],
                         kernel.fn.args.defaults)) if kernel.fn.args.defaults else {}
@@ -273,7 +296,7 @@ def _rows_expr(ks: KernelSource, kernel: Kernel, args: dict[str, ast.AST], plan:
         return None
     texts = [ks.text(v) for v in values]
     block = texts[0] if len(texts) == 1 else f"max({', '.join(texts)})"
-    expr = f"max(1, min({MAX_ROWS}, {ROW_ELEMENTS} // {block}))" if texts else str(MAX_ROWS)
+    expr = f"max(1, min({max_rows}, {ROW_ELEMENTS} // {block}))" if texts else str(max_rows)
     if plan.flag is None:
         return expr
     flag = args.get(plan.flag)

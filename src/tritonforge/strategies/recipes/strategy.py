@@ -12,6 +12,7 @@ from tritonforge.strategies.recipes.hints import Hints
 from tritonforge.strategies.recipes.persistent import PersistentGrid
 from tritonforge.strategies.recipes.row_one_pass import RowOnePass
 from tritonforge.strategies.recipes.row_online import RowOnline
+from tritonforge.strategies.recipes.rows_as_tile import RowsAsTile
 from tritonforge.strategies.recipes.rows_per_program import RowsPerProgram
 from tritonforge.strategies.recipes.split_k import SplitK
 from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
@@ -21,7 +22,7 @@ from tritonforge.strategies.recipes.two_stage import CollapseTwoStage
 # The order recipes are tried in when no profile says otherwise: those that remove whole
 # passes over memory or launches first, hints last (they change the least).
 RECIPES: list[type[Recipe]] = [RowOnePass, RowOnline, FuseElementwise, CollapseTwoStage, SplitK, GroupedTileOrder,
-                               TensorDescriptorLoads, RowsPerProgram, PersistentGrid, Hints]
+                               TensorDescriptorLoads, RowsAsTile, RowsPerProgram, PersistentGrid, Hints]
 
 
 class RecipeStrategy(Strategy):
