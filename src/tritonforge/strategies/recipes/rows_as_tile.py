@@ -1,8 +1,8 @@
 """Row kernels launched one program per short row: ROWS rows a program, read as one 2-D tile.
 
-rows_per_program unrolls the body once per row, and each row's loads wait for the row before
-it to be stored (the compiler cannot tell the stores from the loads apart), so a program
-still has one short row in flight. Here the program's rows are one tile instead: the row id
+rows_per_program unrolls the body once per row, and the compiler cannot move a row's loads
+above the previous row's stores (they might alias), so a program still has one short row in
+flight. Here the program's rows are one tile instead: the row id
 becomes a column of ROWS ids (`pid * ROWS + tl.arange(0, ROWS)[:, None]`), the row's block of
 columns a row of the tile (`tl.arange(0, BLOCK)[None, :]`), and every reduction runs along
 the columns and keeps that axis (`axis=1, keep_dims=True`), so what was one value per row is

@@ -73,7 +73,7 @@ def share_rows(ks: KernelSource, kernel: Kernel, tl: str, triton: str, local: st
         return why
     taken = {n.id for n in ast.walk(ks.tree) if isinstance(n, ast.Name)}
     var = fresh_name(local, taken)
-    host = per_launch(ks, kernel, lambda call: host_edits(ks, kernel, call, plan, triton, var, max_rows, recipe))
+    host = per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, plan, triton, var, max_rows, recipe))
     if isinstance(host, str):
         return host
     counts = {count for _, count in host}
@@ -259,8 +259,8 @@ def _docstring(fn: ast.FunctionDef) -> bool:
         and isinstance(s.value.value, str)
 
 
-def host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, triton: str, var: str,
-               max_rows: int = MAX_ROWS, recipe: str = "rows_per_program") -> tuple[list[Edit], str | None] | str:
+def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, triton: str, var: str,
+                max_rows: int, recipe: str) -> tuple[list[Edit], str | None] | str:
     """ROWS (at most `max_rows`) chosen in a local before the launch, the grid divided by it,
     ROWS and the row count passed; also the existing parameter that already holds the row
     count, if one does."""
