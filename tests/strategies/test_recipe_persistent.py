@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, ROOT
 from tests.strategies.judged import assert_correct, refusal
+from tritonforge.strategies.launch.rewrite import rewrite as move_launch
 from tritonforge.strategies.recipes import Rewrite
 from tritonforge.strategies.recipes.persistent import PersistentGrid
 
@@ -33,10 +34,23 @@ def test_recipe_persistent_grid_loops_over_the_rows_of_the_corpus_problem(tmp_pa
     src = result.source
     assert f"for i_t in {LOOP}" in src  # `i_t = tl.program_id(0)` became the loop variable
     assert "        x_tile = x  #" in src and "x_tile += i_t * D" in src  # each row moves its own copy
-    assert "l2norm_fwd_kernel[(programs,)](x, y, eps, D=D, BD=BD, N_TILES=n_tiles)" in src
-    assert "programs_per_sm = 32" in src and "multi_processor_count * programs_per_sm" in src
+    assert "l2norm_fwd_kernel[(programs,)](x, y, eps, D=D, BD=BD, N_TILES=n_tiles, num_warps=warps)" in src
+    assert "warps = 4  # the launch's warps" in src  # Triton's default, now in a local
+    assert "programs_per_sm = max(1, min(32, 64 // warps))" in src and "multi_processor_count * programs_per_sm" in src
     assert _kernels_loop(src) == ["l2norm_fwd_kernel"]
     assert_correct(ROWS, src, tmp_path)
+
+
+def test_recipe_persistent_grid_starts_no_more_programs_than_the_sms_hold_at_the_launch_warps():
+    # 32 programs of 4 warps are 128 warps an SM, which holds 64: half would wait for a second
+    # wave and then run a whole share of ids. A launch move of num_warps reaches the count.
+    src = PersistentGrid().rewrite(ROWS.read_text(), ENTRY).source
+    one_warp = move_launch(src, {"l2norm_fwd_kernel.num_warps": 1})
+    assert "    warps = 1  # the launch's warps" in one_warp and "num_warps=warps)" in one_warp
+    count = next(line.split(" = ", 1)[1] for line in src.splitlines() if "programs_per_sm = " in line)
+    assert {w: eval(count, {"warps": w}) for w in (1, 4, 8, 32)} == {1: 32, 4: 16, 8: 8, 32: 2}
+    given = ROWS.read_text().replace("BD=BD)", "BD=BD, num_warps=8 if D > 128 else 2)")
+    assert "    warps = 8 if D > 128 else 2  # the launch's warps" in PersistentGrid().rewrite(given, ENTRY).source
 
 
 @pytest.mark.parametrize("problem, entry, expect", [

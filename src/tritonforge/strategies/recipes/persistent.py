@@ -4,8 +4,9 @@ A kernel launched with one program per row of a tensor with a million short rows
 start of a million programs, each of which moves a few hundred bytes. Persistent, the
 kernel runs its original body in a loop over those ids, `for pid in range(tl.program_id(0),
 N_TILES, tl.num_programs(0))`, and the launch starts only as many programs as the SMs hold
-(the SM count read at run time; `programs_per_sm` in the entry is a literal to tune),
-passing the original number of programs as `N_TILES`. On CPU tensors (Triton's
+(the SM count read at run time, times `programs_per_sm`: at most 32, and no more than an
+SM's warps hold at the launch's num_warps, which moves to a local for the launch search to
+tune), passing the original number of programs as `N_TILES`. On CPU tensors (Triton's
 interpreter) it starts 4, so the loop really takes more than one id per program.
 
 Applies only where each program's work depends on nothing but its id: a 1-D grid, one read
@@ -29,10 +30,16 @@ from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import single_assignments
 from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch, statement_of
 
-# Programs per SM, the starting value of `programs_per_sm`: 32 is as many blocks as an SM of
-# an H100/H200 holds at once. Fewer leave an SM's latency of a tiny program uncovered (a trial
+# Programs per SM, the most `programs_per_sm` starts at: 32 is as many blocks as an SM of an
+# H100/H200 holds at once. Fewer leave an SM's latency of a tiny program uncovered (a trial
 # on the H200 with 4 per SM was slower than one program per row; not a recorded benchmark).
 PER_SM = 32
+# Warps an SM of an H100/H200 holds at once. Programs beyond what the SMs hold wait for a
+# second wave and then run a whole share of the ids each, so the count also follows the
+# launch's warps: 32 programs of 4 warps were two waves (s9: 1.376x on a million short rows,
+# where rows_per_program with one warp gave 2.060x).
+WARPS_PER_SM = 64
+DEFAULT_WARPS = 4  # Triton's num_warps where a launch passes none
 CPU_PROGRAMS = 4  # programs on CPU tensors: few, so each takes several ids
 TILES = "N_TILES"
 
@@ -58,8 +65,9 @@ class PersistentGrid(Recipe):
             done.append(kernel.name)
         if not done:
             return "; ".join(reasons) or "no Triton kernel in the file"
-        return Rewrite(apply_edits(source, edits), f"{', '.join(done)}: persistent grid, {PER_SM} programs per SM "
-                                                   f"looping over the original program ids")
+        return Rewrite(apply_edits(source, edits), f"{', '.join(done)}: persistent grid, up to {PER_SM} programs per SM "
+                                                   f"(as many as its warps let one hold) looping over the original "
+                                                   f"program ids")
 
 
 def _host_names(ks: KernelSource) -> set[str]:
@@ -259,20 +267,38 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, ta
     if device is None:
         return "no pointer argument named at its launch to read the device from"
     n, per_sm, programs = (fresh_name(s, taken) for s in ("n_tiles", "programs_per_sm", "programs"))
-    before = program_count((n, per_sm, programs), ast.unparse(tiles), PER_SM, device, torch,
-                           ("the ids the kernel loops over: the programs its grid had (persistent_grid)",
-                            "on CPU tensors (the interpreter) a few, each taking many ids"))
+    warps, warps_line, warps_edits = _warps_in_a_local(ks, kernel, call, taken)
+    before = warps_line + program_count(
+        (n, per_sm, programs), ast.unparse(tiles), f"max(1, min({PER_SM}, {WARPS_PER_SM} // {warps}))" if warps else PER_SM,
+        device, torch, ("the ids the kernel loops over: the programs its grid had (persistent_grid)",
+                        "on CPU tensors (the interpreter) a few, each taking many ids"))
     return [insert_before(stmt, before), Edit(Place.of(call.func.slice), f"({programs},)"),
-            insert_keyword(call, TILES, n, order=1)]
+            insert_keyword(call, TILES, n, order=1), *warps_edits]
 
 
-def program_count(names: tuple[str, str, str], ids: str, per_sm: int, device: str, torch: str,
+def _warps_in_a_local(ks: KernelSource, kernel: Kernel, call: ast.Call,
+                      taken: set[str]) -> tuple[str, list[str], list[Edit]]:
+    """The launch's num_warps moved to a local set before the launch (its value, or Triton's
+    default), so that the launch search's moves of num_warps reach the program count too: the
+    local's name, the line that sets it, the launch's edit. None where the autotuner or
+    heuristics may set the warps."""
+    if kernel.autotuned or kernel.heuristics:
+        return "", [], []
+    local = fresh_name("warps", taken)
+    given = next((k.value for k in call.keywords if k.arg == "num_warps"), None)
+    line = (f"{local} = {ks.text(given) if given is not None else DEFAULT_WARPS}"
+            f"  # the launch's warps: an SM holds {WARPS_PER_SM} (persistent_grid)")
+    use = Edit(Place.of(given), local) if given is not None else insert_keyword(call, "num_warps", local, order=2)
+    return local, [line], [use]
+
+
+def program_count(names: tuple[str, str, str], ids: str, per_sm: int | str, device: str, torch: str,
                   notes: tuple[str, str]) -> list[str]:
     """The host lines before a persistent launch: the number of ids (`ids`, the original grid),
     and the programs to start: `per_sm` per SM (the SM count read at run time from the device
     of the tensor `device`), or CPU_PROGRAMS on CPU tensors so that in the interpreter each
-    takes several ids. names: the locals for the ids, programs per SM (a literal of its own,
-    for the launch search to tune) and programs; notes: the comments on the ids' and the CPU
+    takes several ids. names: the locals for the ids, programs per SM (a line of its own, for
+    the launch search to tune) and programs; notes: the comments on the ids' and the CPU
     count's lines (each recipe words its own)."""
     n, sm, programs = names
     return [f"{n} = {ids}  # {notes[0]}",
