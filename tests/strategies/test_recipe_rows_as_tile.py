@@ -91,7 +91,8 @@ def test_recipe_rows_as_tile_reads_many_short_rows_as_one_tile(tmp_path):
     assert "tl.sum(b_x * b_x, axis=1, keep_dims=True)" in new
     assert "mask=tl.where(_row_live, m_d, False)" in new
     assert "rows_a_tile = max(1, min(64, 4096 // BD))" in new
-    assert "l2norm_fwd_kernel[(triton.cdiv(T, rows_a_tile),)](x, y, eps, D=D, BD=BD, n_rows_total=T, ROWS=rows_a_tile)" in new
+    assert "l2norm_fwd_kernel[(triton.cdiv(T, rows_a_tile),)](x, y, eps, D=D, BD=BD, n_rows_total=T, " \
+           "ROWS=rows_a_tile)" in new
     assert_correct(problem, new, tmp_path)
 
 

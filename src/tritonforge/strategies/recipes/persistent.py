@@ -65,9 +65,9 @@ class PersistentGrid(Recipe):
             done.append(kernel.name)
         if not done:
             return "; ".join(reasons) or "no Triton kernel in the file"
-        return Rewrite(apply_edits(source, edits), f"{', '.join(done)}: persistent grid, up to {PER_SM} programs per SM "
-                                                   f"(as many as its warps let one hold) looping over the original "
-                                                   f"program ids")
+        note = (f"{', '.join(done)}: persistent grid, up to {PER_SM} programs per SM (as many as its warps let "
+                f"one hold) looping over the original program ids")
+        return Rewrite(apply_edits(source, edits), note)
 
 
 def _host_names(ks: KernelSource) -> set[str]:
@@ -268,10 +268,11 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, ta
         return "no pointer argument named at its launch to read the device from"
     n, per_sm, programs = (fresh_name(s, taken) for s in ("n_tiles", "programs_per_sm", "programs"))
     warps, warps_line, warps_edits = _warps_in_a_local(ks, kernel, call, taken)
+    held = f"max(1, min({PER_SM}, {WARPS_PER_SM} // {warps}))" if warps else PER_SM
     before = warps_line + program_count(
-        (n, per_sm, programs), ast.unparse(tiles), f"max(1, min({PER_SM}, {WARPS_PER_SM} // {warps}))" if warps else PER_SM,
-        device, torch, ("the ids the kernel loops over: the programs its grid had (persistent_grid)",
-                        "on CPU tensors (the interpreter) a few, each taking many ids"))
+        (n, per_sm, programs), ast.unparse(tiles), held, device, torch,
+        ("the ids the kernel loops over: the programs its grid had (persistent_grid)",
+         "on CPU tensors (the interpreter) a few, each taking many ids"))
     return [insert_before(stmt, before), Edit(Place.of(call.func.slice), f"({programs},)"),
             insert_keyword(call, TILES, n, order=1), *warps_edits]
 
