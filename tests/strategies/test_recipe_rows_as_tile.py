@@ -109,10 +109,10 @@ def test_recipe_rows_as_tile_turns_every_form_of_reduction_to_the_columns(tmp_pa
     assert_correct(problem, new, tmp_path)
 
 
-def test_recipe_rows_as_tile_compiles_for_sm90_to_16_byte_accesses_all_in_flight(tmp_path):
+def test_recipe_rows_as_tile_compiles_for_sm90_to_16_byte_accesses(tmp_path):
     # A million rows of 64 fp32: one a program leaves 4 warps 4-byte accesses to 64 elements;
-    # unrolled (rows_per_program), 8 rows of them one after another; as a tile of 64 rows,
-    # 8 accesses of 16 bytes a thread, issued together.
+    # unrolled (rows_per_program), 8 rows of them, row after row; as a tile of 64 rows, one
+    # load of the tile: 8 accesses of 16 bytes a thread.
     path = CORPUS / "row_scale_many_rows.py"
     x = torch.empty(1 << 20, 64, device="meta")
     got = {}
