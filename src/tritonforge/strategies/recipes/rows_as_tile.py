@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource
-from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keywords
+from tritonforge.strategies.editing import Edit, Place, apply_edits, insert_keywords
 from tritonforge.strategies.recipes import rows_per_program as rows
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.host import first_kernel
@@ -110,10 +110,8 @@ def _kernel_edits(ks: KernelSource, kernel: Kernel, plan: rows._Plan, tl: str) -
     tile, every reduction along the columns, every access masked by the row."""
     live, count = plan.names["live"], plan.count or plan.names["count"]
     ids = f"({tl}.program_id(0) * {rows.ROWS} + {tl}.arange(0, {rows.ROWS})[:, None])"
-    new = ([] if plan.count else [plan.names["count"] + ("=0" if kernel.fn.args.defaults else "")]) \
-        + [f"{rows.ROWS}: {tl}.constexpr = 1"]
     first = kernel.fn.body[1] if rows._docstring(kernel.fn) else kernel.fn.body[0]
-    edits = [append_parameter(kernel.fn, ", ".join(new)), Edit(Place.of(plan.pid), ids),
+    edits = [rows.row_parameters(kernel, plan, tl), Edit(Place.of(plan.pid), ids),
              Edit(Place.point(first.lineno, first.col_offset),
                   f"{live} = {ids} < {count}  # ROWS rows a program as one tile (rows_as_tile); spare rows are masked\n"
                   + " " * first.col_offset)]

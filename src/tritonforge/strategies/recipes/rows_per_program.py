@@ -83,6 +83,13 @@ def share_rows(ks: KernelSource, kernel: Kernel, tl: str, triton: str, local: st
     return [e for h, _ in host for e in h], plan
 
 
+def row_parameters(kernel: Kernel, plan: "_Plan", tl: str) -> Edit:
+    """The kernel's new parameters: the row count (where no parameter holds it yet) and ROWS."""
+    new = ([] if plan.count else [plan.names["count"] + ("=0" if kernel.fn.args.defaults else "")]) \
+        + [f"{ROWS}: {tl}.constexpr = 1"]
+    return append_parameter(kernel.fn, ", ".join(new))
+
+
 def masked(ks: KernelSource, call: ast.Call, op: str, live: str, tl: str) -> list[Edit]:
     """A load's or store's mask also requiring `live` (the row exists)."""
     mask = call_arguments(call, _LOAD_ARGS if op == "load" else _STORE_ARGS).get("mask")
@@ -223,11 +230,8 @@ def _helpers_touch_memory(ks: KernelSource, fn: ast.FunctionDef) -> str | None:
 
 def _kernel_edits(ks: KernelSource, kernel: Kernel, plan: _Plan, tl: str) -> list[Edit]:
     """The row count and ROWS as parameters, the program id read as the row, every access masked."""
-    live, edits = plan.names["live"], []
-    new = ([] if plan.count else [plan.names["count"] + ("=0" if kernel.fn.args.defaults else "")]) \
-        + [f"{ROWS}: {tl}.constexpr = 1"]
-    edits.append(append_parameter(kernel.fn, ", ".join(new)))
-    edits.append(Edit(Place.of(plan.pid), plan.names["row"]))
+    live = plan.names["live"]
+    edits = [row_parameters(kernel, plan, tl), Edit(Place.of(plan.pid), plan.names["row"])]
     for call in (n for n in ast.walk(kernel.fn) if isinstance(n, ast.Call)):
         op = ks.tl_op(call.func)
         if op in ("load", "store"):
