@@ -49,6 +49,8 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
                                     "--seconds", "150", "--only", "matmul_4096"], 170),
         # Where each timed call's inputs and outputs live: the fused chain's small case (issue 12).
         ("fresh_inputs", [PY, "benchmarks/fresh_inputs.py", str(out / "fresh_inputs.json")], 150),
+        # How a two-pass row log-softmax reaches copy bandwidth on 256 KB rows (session 10).
+        ("log_softmax_probe", [PY, "benchmarks/log_softmax_probe.py", str(out / "log_softmax_probe.json")], 120),
         ("fresh_inputs_two_stage", [PY, "benchmarks/fresh_inputs.py", str(out / "fresh_inputs_two_stage.json"),
                                     "two_stage"], 150),
     ]
@@ -104,7 +106,7 @@ def pack(out: Path, to: Path) -> None:
         tar.add(out / "logs", arcname="logs")
         for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json",
                       "timing_protocol.json", "timing_protocol_matmul.json", "agreement.json", "fresh_inputs.json",
-                      "fresh_inputs_two_stage.json"):
+                      "fresh_inputs_two_stage.json", "log_softmax_probe.json"):
             if (out / extra).exists():
                 tar.add(out / extra, arcname=extra)
     part.replace(to)

@@ -102,7 +102,7 @@ def alternating_measure(fns: list[Callable], inputs: Callable[[int, int], tuple]
     """The evaluator's loop until this experiment: one call of each function in turn."""
     flush = timing._L2Flusher("cuda")
     warm = [inputs(-1, i) for i in range(len(fns))]
-    estimate = max(timing._estimate_ms(f, a, flush) for f, a in zip(fns, warm))
+    estimate = max(timing._estimate_ms(f, a, flush).gpu_ms for f, a in zip(fns, warm))
     for _ in range(min(100, max(1, int(25.0 / estimate)))):  # its 25 ms of warm-up
         for f, a in zip(fns, warm):
             f(*a)
@@ -125,7 +125,7 @@ def settling(fns: list[Callable], args: tuple, before_ms: float = 100, after_ms:
     """The baseline for `before_ms`, then per-call times of the best for `after_ms`, each call
     after a flush: [ms since the best started, that call's ms]."""
     flush = timing._L2Flusher("cuda")
-    est = [timing._estimate_ms(f, args, flush) for f in fns]
+    est = [timing._estimate_ms(f, args, flush).gpu_ms for f in fns]
     timing._run_for(fns[0], args, flush, before_ms, est[0])
     n = max(1, int(after_ms / est[1]))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
