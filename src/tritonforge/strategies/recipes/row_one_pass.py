@@ -126,6 +126,16 @@ def _assigned(stmts: list[ast.stmt]) -> set[str]:
     return names
 
 
+def statement_lists(fn: ast.FunctionDef) -> list[list[ast.stmt]]:
+    """The kernel's body and the branches of its `if`s (row_one_pass keeps the loops in one)."""
+    out, todo = [], [fn.body]
+    while todo:
+        stmts = todo.pop(0)
+        out.append(stmts)
+        todo += [b for s in stmts if isinstance(s, ast.If) for b in (s.body, s.orelse)]
+    return out
+
+
 def writes_memory(ks: KernelSource, node: ast.AST) -> bool:
     return any(isinstance(n, ast.Call) and (ks.tl_op(n.func) or "").startswith(("store", "atomic"))
                for n in ast.walk(node))

@@ -28,7 +28,8 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.host import first_kernel, fresh_name
-from tritonforge.strategies.recipes.row_one_pass import row_loop, writes_memory
+from tritonforge.strategies.recipes.reverse_pass import walks_backwards
+from tritonforge.strategies.recipes.row_one_pass import row_loop, statement_lists, writes_memory
 
 COL = "<column>"  # both loops' variables, renamed alike to compare what they load
 CARRIED = "<carried>"  # a name read before the loop body sets it: a value from the last iteration
@@ -92,7 +93,7 @@ class _Plan:
 def _find(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     """The first pair of a max pass and the pass after it that can merge, or why none."""
     reasons, online, most = [], False, 0
-    for stmts in _statement_lists(kernel.fn):
+    for stmts in statement_lists(kernel.fn):
         loops = [i for i, s in enumerate(stmts) if row_loop(ks, s, kernel)]
         most = max(most, len(loops))
         online |= any(_looks_online(ks, stmts[i]) for i in loops)
@@ -101,7 +102,7 @@ def _find(ks: KernelSource, kernel: Kernel) -> _Plan | str:
             if mx is not None:
                 plan = _plan(ks, kernel, stmts, i, j, mx)
                 if not isinstance(plan, str):
-                    plan.passes = len(loops)
+                    plan.passes = len(loops) + sum(walks_backwards(s) for s in stmts)
                     return plan
                 reasons.append(plan)
     if online:
@@ -111,16 +112,6 @@ def _find(ks: KernelSource, kernel: Kernel) -> _Plan | str:
     if most < 2:
         return "fewer than two passes over a row (for v in range(0, N, BLOCK))"
     return "no pass over the row keeps a running maximum (m = tl.maximum(m, tl.max(x, 0)))"
-
-
-def _statement_lists(fn: ast.FunctionDef) -> list[list[ast.stmt]]:
-    """The kernel's body and the branches of its `if`s (row_one_pass keeps the loops in one)."""
-    out, todo = [], [fn.body]
-    while todo:
-        stmts = todo.pop(0)
-        out.append(stmts)
-        todo += [b for s in stmts if isinstance(s, ast.If) for b in (s.body, s.orelse)]
-    return out
 
 
 def _looks_online(ks: KernelSource, loop: ast.stmt) -> bool:

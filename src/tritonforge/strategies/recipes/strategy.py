@@ -10,6 +10,7 @@ from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
 from tritonforge.strategies.recipes.hints import Hints
 from tritonforge.strategies.recipes.persistent import PersistentGrid
+from tritonforge.strategies.recipes.reverse_pass import ReversePass
 from tritonforge.strategies.recipes.row_one_pass import RowOnePass
 from tritonforge.strategies.recipes.row_online import RowOnline
 from tritonforge.strategies.recipes.rows_as_tile import RowsAsTile
@@ -21,8 +22,8 @@ from tritonforge.strategies.recipes.two_stage import CollapseTwoStage
 
 # The order recipes are tried in when no profile says otherwise: those that remove whole
 # passes over memory or launches first, hints last (they change the least).
-RECIPES: list[type[Recipe]] = [RowOnePass, RowOnline, FuseElementwise, CollapseTwoStage, SplitK, GroupedTileOrder,
-                               TensorDescriptorLoads, RowsAsTile, RowsPerProgram, PersistentGrid, Hints]
+RECIPES: list[type[Recipe]] = [RowOnePass, RowOnline, ReversePass, FuseElementwise, CollapseTwoStage, SplitK,
+                               GroupedTileOrder, TensorDescriptorLoads, RowsAsTile, RowsPerProgram, PersistentGrid, Hints]
 
 
 class RecipeStrategy(Strategy):
