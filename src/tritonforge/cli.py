@@ -120,7 +120,8 @@ def optimize(
     inputs: Optional[List[str]] = InputsOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (default runs/<problem name>)."),
     budget: int = typer.Option(24, "--budget", min=1, help="Candidates to evaluate at most."),
-    minutes: float = typer.Option(2.5, "--minutes", help="Wall-clock limit of the search, in minutes."),
+    minutes: float = typer.Option(2.5, "--minutes", help="Wall-clock limit of the run, in minutes: no candidate "
+                                  "starts once what follows the search (final timing, second opinion) would not fit."),
     resume: bool = typer.Option(False, "--resume", help="Continue the run stored in --out."),
     ncu: bool = typer.Option(False, "--ncu", help="Profile the baseline and each new best with Nsight Compute."),
     strategy: Optional[str] = typer.Option(None, "--strategy", help="Strategies by name, comma-separated "

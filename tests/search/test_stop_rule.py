@@ -3,6 +3,7 @@ run whose every candidate fails the same way stops early with one line saying wh
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,17 @@ def test_a_run_whose_every_candidate_fails_alike_stops_early(tmp_path):
     assert result.tried == 4
     assert result.stop_reason.startswith("every candidate failed the same way: ")
     assert "no block 0" in result.stop_reason
+
+
+def test_the_time_limit_keeps_room_for_what_follows_the_search():
+    # Three median candidates' worth (12 s each here) is kept for the per-shape candidate, the
+    # final timing and the second opinion, so a 1-minute run stops starting candidates at 24 s.
+    search = Search.__new__(Search)
+    search.config, search._judge_s = SearchConfig(minutes=1.0), [10.0, 30.0, 12.0]
+    now = time.monotonic()
+    assert not search._out_of_time(now - 23)
+    assert search._out_of_time(now - 25)
+    search._judge_s = []  # nothing judged yet: no reserve
+    assert not search._out_of_time(now - 59)
+    search.config = SearchConfig(minutes=None)
+    assert not search._out_of_time(now - 3600)

@@ -23,6 +23,10 @@ from tritonforge.search.executor import Executor, Judgement
 from tritonforge.strategies.base import CaseResult, Outcome, SearchState, Strategy
 
 
+# What follows the search, in candidates' worth of time: the per-shape candidate, the final
+# timing of the best against the baseline, and the second opinion's re-timing of both.
+RESERVE_CANDIDATES = 3
+
 # The stop reason when not one candidate was ever proposed; summary.json says why per value.
 NOTHING_TO_TUNE = ("nothing to tune: no launch value is one this tool can move, or every move of it was ruled "
                    "out (see launch_parameters)")
@@ -31,7 +35,10 @@ NOTHING_TO_TUNE = ("nothing to tune: no launch value is one this tool can move, 
 @dataclass
 class SearchConfig:
     budget: int = 24  # candidates evaluated at most, the baseline not counted
-    minutes: float | None = 2.5  # wall-clock limit for the search (the final timing excluded)
+    # Wall-clock limit of the run: no candidate starts once the time left is less than what
+    # still follows the search (a per-shape candidate, the final timing, the second opinion),
+    # reckoned as RESERVE_CANDIDATES median candidates.
+    minutes: float | None = 2.5
     per_round: int = 6  # candidates proposed per round
     min_gain: float = 0.02  # a new best must beat the old one's speedup by this fraction
     patience: int = 2  # rounds in a row without a new best before stopping
@@ -82,6 +89,7 @@ class Search:
         self.profile = profile  # profiles the baseline and each new best; returns findings
         (self.workdir / "candidates").mkdir(parents=True, exist_ok=True)
         self._reserved = 0  # budget slots kept for finishing strategies (see run)
+        self._judge_s: list[float] = []  # seconds each judged candidate took, for the time reserve
 
     # --- files --------------------------------------------------------------------
     def path_of(self, c: Candidate) -> Path:
@@ -231,7 +239,11 @@ class Search:
         return same_failure(state.history, need) if self.config.same_failures else ""
 
     def _out_of_time(self, t0: float) -> bool:
-        return self.config.minutes is not None and time.monotonic() - t0 > 60 * self.config.minutes
+        if self.config.minutes is None:
+            return False
+        took = sorted(self._judge_s)
+        reserve = RESERVE_CANDIDATES * took[len(took) // 2] if took else 0.0
+        return time.monotonic() - t0 + reserve > 60 * self.config.minutes
 
     def _tried(self, state: SearchState) -> int:
         return len(state.history)
@@ -329,9 +341,11 @@ class Search:
         batch = [(c, self.path_of(c)) for c in candidates]
         starting = lambda c: self.observe("candidate", {"key": c.key, "description": c.description,  # noqa: E731
                                                         "origin": c.origin})
-        improved = False
+        improved, since = False, time.monotonic()
         for judged in self.executor.judge(batch, starting):
             improved |= self._accept(state, judged)
+            self._judge_s.append(time.monotonic() - since)
+            since = time.monotonic()
             if self._out_of_time(t0) or self._failed_alike(state):
                 break
         return improved
