@@ -218,3 +218,29 @@ def test_autotuner_on_gpu_records_the_chosen_launch(tuned_kernels):
     assert len(recs) == 1  # the timing runs are not the entry's launches
     assert recs[0].autotune_config_index == tuner.configs.index(tuner.best_config)
     assert recs[0].constexprs["BLOCK"] == tuner.best_config.kwargs["BLOCK"]
+
+
+def test_stage_moves_wait_for_a_kernel_whose_compiled_code_pipelines_a_load(jit_example):
+    # Compiled for sm_90, rmsnorm's loops of plain loads have no asynchronous copy at 3 stages
+    # (nor, checked by hand, any PTX difference from 1 to 4 stages): the launch search leaves
+    # num_stages alone. The matmul's tl.dot operands stream in with cp.async: it moves them.
+    from tests.strategies.test_launch_search import load as example_source
+    from tests.strategies.test_launch_search import state_for
+    from tritonforge.strategies.launch import LaunchParamStrategy
+
+    x, w = torch.randn(8, 256).half(), torch.randn(256).half()
+    rms = compile_offline(one_launch(lambda: jit_example("rmsnorm").rmsnorm(x, w, 1e-6)))
+    assert rms.num_stages == 3 and not rms.ptx.async_copies and not rms.ptx.bulk_copies
+    state = state_for(example_source("rmsnorm"))
+    state.launch_facts = [rms.to_json()]
+    strategy = LaunchParamStrategy()
+    got = strategy.propose(state, 50)
+    assert got and all(c.params["rmsnorm_kernel.num_stages"] == 3 for c in got)
+    assert any(m.status == "pruned" and "no asynchronous copy" in m.reason for m in strategy.last_moves)
+
+    a = torch.randn(64, 64).half()
+    mm = compile_offline(one_launch(lambda: jit_example("matmul").matmul(a, a)))
+    assert mm.ptx.async_copies or mm.ptx.bulk_copies
+    state = state_for(example_source("matmul"))
+    state.launch_facts = [mm.to_json()]
+    assert any(c.params["matmul_kernel.num_stages"] != mm.num_stages for c in LaunchParamStrategy().propose(state, 50))

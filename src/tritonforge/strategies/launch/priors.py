@@ -137,15 +137,30 @@ def _distance(a: int, b: int) -> float:
     return abs(math.log2(max(a, 1)) - math.log2(max(b, 1)))
 
 
-def pointless(space: SearchSpace, m: Move) -> str | None:
-    """num_stages of a kernel without loops compiles to the same code: not worth a run."""
+def pointless(space: SearchSpace, m: Move, compiled: list[dict[str, Any]] | None = None) -> str | None:
+    """num_stages of a kernel without loops compiles to the same code: not worth a run; nor
+    is it where the kernel, compiled at two stages or more (`compiled`: CompileFacts.to_json()
+    of the current launches), has no asynchronous copy: the pipeliner found no load it
+    pipelines (on sm_90, Triton 3.6 pipelines loads feeding tl.dot and descriptor loads, not
+    plain loads in a loop), and whether a load is pipelined does not depend on the count."""
+    by_name = {f.get("kernel_name"): f for f in compiled or []}
     for tid in m.changes:
         if space.by_id[tid].kind != "num_stages":
             continue
         kernels = [s.facts for s in space.sites if s.bindings.get("num_stages") == tid]
         if kernels and not any(k.has_loop for k in kernels):
             return f"{', '.join(k.name for k in kernels)} has no loop: num_stages has nothing to pipeline"
+        facts = [by_name.get(k.name) for k in kernels]
+        if kernels and all(f and _nothing_pipelined(f) for f in facts):
+            return (f"{', '.join(k.name for k in kernels)} compiled at num_stages={facts[0]['num_stages']} has no "
+                    f"asynchronous copy: no load is pipelined, at any number of stages")
     return None
+
+
+def _nothing_pipelined(facts: dict[str, Any]) -> bool:
+    ptx = facts.get("ptx")
+    return (int(facts.get("num_stages") or 0) >= 2 and isinstance(ptx, dict)
+            and not ptx.get("async_copies") and not ptx.get("bulk_copies"))
 
 
 def blocked(space: SearchSpace, full: Assignment, lessons: list[Lesson]) -> str | None:

@@ -125,7 +125,7 @@ class LaunchParamStrategy(Strategy):
             self.last_moves.append(record)
             changes = {k: v[1] for k, v in m.changes.items()}
             full = {**space.current, **changes}
-            reason = (pointless(space, m) or blocked(space, full, lessons)
+            reason = (pointless(space, m, state.launch_facts) or blocked(space, full, lessons)
                       or check_assignment(space, changes, limits, self.feasible))
             if reason:
                 record.status, record.reason = "pruned", reason
