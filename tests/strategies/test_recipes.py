@@ -172,3 +172,26 @@ def test_recipe_order_follows_the_diagnosis_when_the_best_was_profiled():
     assert set(names[2:4]) == {"row_one_pass", "tile_order"}
     assert sorted(names) == sorted(r.name for r in recipes)
     assert pointed["tile_order"] == ["l2_thrashing"] and pointed["split_k"] == ["launch_bound_tiny_grid"]
+
+
+def test_recipe_row_one_pass_waits_where_no_case_takes_its_register_path():
+    # log_softmax_vocab's rows are 128256 and 32000 long, past the 16384 held in registers:
+    # the one-pass path would never run, so the candidate would time the original again.
+    from tritonforge.analysis.launch_capture import ArgRecord, LaunchRecord
+
+    path = ROOT / "benchmarks" / "corpus" / "log_softmax_vocab.py"
+    source = path.read_text()
+
+    def captured(*n_cols: int) -> dict:
+        return {f"case {n}": [LaunchRecord("_log_softmax_fwd", (8, 1, 1), [ArgRecord("n_cols", "int", "i32", value=n)],
+                                           8, 3, 1).to_json()] for n in n_cols}
+
+    state = SearchState(problem_path=str(path), entry="log_softmax", baseline_source=source,
+                        best=Candidate(source, "baseline"), captured=captured(128256, 32000))
+    strategy = RecipeStrategy()
+    proposed = {c.params["recipes"][-1] for c in strategy.propose(state, 20)}
+    why = strategy.describe_space()["not_applied"]["row_one_pass"]
+    assert "row_one_pass" not in proposed and {"row_online", "reverse_pass"} <= proposed
+    assert "every case launches _log_softmax_fwd with more (32000, 128256)" in why
+    state.captured = captured(128256, 5000)  # one case's rows fit
+    assert "row_one_pass" in {c.params["recipes"][-1] for c in RecipeStrategy().propose(state, 20)}

@@ -12,6 +12,10 @@ from typing import ClassVar
 class Rewrite:
     source: str  # the whole file, rewritten
     note: str  # what changed, for the candidate's description
+    # A rewrite that adds a path beside the original, taken only while a kernel parameter is
+    # at most a value: (kernel, parameter, most). Where no case's launch takes it, the
+    # candidate would time the original code again, so it is not proposed.
+    runs_if: tuple[str, str, int] | None = None
 
 
 class Recipe(ABC):

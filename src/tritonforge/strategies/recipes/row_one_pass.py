@@ -57,7 +57,8 @@ class RowOnePass(Recipe):
             edits += [e for h in host for e in h]
             return Rewrite(apply_edits(source, edits),
                            f"{kernel.name}: rows up to {CAP} elements read once, held in registers "
-                           f"({plan.reused} later load{'s' if plan.reused != 1 else ''} reuse the first)")
+                           f"({plan.reused} later load{'s' if plan.reused != 1 else ''} reuse the first)",
+                           runs_if=(kernel.name, plan.bound, CAP))
 
         return first_kernel(ks, one_pass)
 

@@ -46,6 +46,8 @@ class RecipeStrategy(Strategy):
                 why_not[recipe.name] = "already in the best file"
                 continue
             result = _try(recipe, state.best.source, state.entry)
+            if isinstance(result, Rewrite):
+                result = _taken_by_some_case(result, state.captured)
             if isinstance(result, str):
                 why_not[recipe.name] = result
                 continue
@@ -78,6 +80,19 @@ def by_findings(recipes: list[Recipe], findings: list[Any]) -> tuple[list[Recipe
                 pointed.setdefault(r.name, []).append(f.kind)
     order = sorted(recipes, key=lambda r: -score.get(r.name, -1.0))  # stable: ties keep their order
     return order, pointed
+
+
+def _taken_by_some_case(result: Rewrite, captured: dict[str, list[dict[str, Any]]]) -> Rewrite | str:
+    """`result`, or why none of the baseline's captured launches would take its new path."""
+    if result.runs_if is None:
+        return result
+    kernel, param, most = result.runs_if
+    values = [a.get("value") for launches in captured.values() for launch in launches
+              if launch.get("kernel_name") == kernel for a in launch.get("args", []) if a.get("name") == param]
+    if values and all(isinstance(v, int) and v > most for v in values):
+        return (f"its new path runs only while {param} <= {most}, and every case launches {kernel} with more "
+                f"({', '.join(str(v) for v in sorted(set(values)))})")
+    return result
 
 
 def _try(recipe: Recipe, source: str, entry: str) -> Rewrite | str:
