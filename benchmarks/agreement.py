@@ -26,7 +26,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 RECORDED = [RESULTS / "2026-12-03-h200-s3" / "runs", RESULTS / "2026-12-03-h200-s4" / "corpus" / "runs",
             RESULTS / "2026-12-03-h200-s5" / "runs", RESULTS / "2026-12-03-h200-s6" / "b",
             RESULTS / "2026-12-03-h200-s7" / "a", RESULTS / "2026-12-03-h200-s7" / "b", RESULTS / "2026-12-03-h200-s7" / "c",
-            RESULTS / "2026-12-04-h200-s8" / "c", RESULTS / "2026-12-04-h200-s9" / "d"]
+            RESULTS / "2026-12-04-h200-s8" / "c", RESULTS / "2026-12-04-h200-s9" / "d",
+            RESULTS / "2026-12-04-h200-s10" / "b", RESULTS / "2026-12-04-h200-s10" / "e"]
 
 
 def problem_file(name: str) -> Path | None:

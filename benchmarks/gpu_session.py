@@ -47,6 +47,10 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         # The 4096^3 matmul alone, with the second opinion's two ways and the clock in each (s9).
         ("timing_protocol_matmul", [PY, "benchmarks/timing_protocol.py", str(out / "timing_protocol_matmul.json"),
                                     "--seconds", "150", "--only", "matmul_4096"], 170),
+        # The matmul example's claim against do_bench in three fresh processes in a row: its
+        # 4096^3 best is at the power limit and its time moved from process to process (s10).
+        ("agreement_matmul_x3", ["bash", "-c", f"for i in 1 2 3; do {PY} benchmarks/agreement.py "
+                                 f"{out}/agreement_matmul_$i.json --only matmul; done"], 130),
         # Where each timed call's inputs and outputs live: the fused chain's small case (issue 12).
         ("fresh_inputs", [PY, "benchmarks/fresh_inputs.py", str(out / "fresh_inputs.json")], 150),
         # How a two-pass row log-softmax reaches copy bandwidth on 256 KB rows (session 10).
@@ -106,7 +110,8 @@ def pack(out: Path, to: Path) -> None:
         tar.add(out / "logs", arcname="logs")
         for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json",
                       "timing_protocol.json", "timing_protocol_matmul.json", "agreement.json", "fresh_inputs.json",
-                      "fresh_inputs_two_stage.json", "log_softmax_probe.json"):
+                      "fresh_inputs_two_stage.json", "log_softmax_probe.json", "agreement_matmul_1.json",
+                      "agreement_matmul_2.json", "agreement_matmul_3.json"):
             if (out / extra).exists():
                 tar.add(out / extra, arcname=extra)
     part.replace(to)
@@ -147,6 +152,7 @@ def main() -> None:
         (out / "session.json").write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"),
                                                       "steps": record}, indent=1))
         pack(out, pack_to)
+    pack(out, pack_to)  # also when no step ran: files written into OUTDIR by hand since come back too
     print(f"total {time.monotonic() - t0:.0f} s", flush=True)
 
 

@@ -175,6 +175,9 @@ def protocols(pm: ProblemModule, case: Any, fns: list[Callable],
     def medians(samples: list[list[float]]) -> list[float]:
         return [statistics.median(s) for s in samples]
 
+    def cold(protocol: Callable[[], list[float]]) -> Callable[[], list[float]]:
+        return lambda: (time.sleep(5.0), protocol())[1]
+
     def evaluator(**cfg: float) -> Callable[[], list[float]]:
         return lambda: medians(timing.measure(fns, "cuda", timing.TimingConfig(**cfg), fresh).samples)
 
@@ -186,6 +189,10 @@ def protocols(pm: ProblemModule, case: Any, fns: list[Callable],
         "evaluator_heat100": evaluator(heat_ms=100),
         "evaluator_burst100": evaluator(burst_ms=100),
         "do_bench_cudagraph": lambda: cudagraph(fns, same),
+        # After 5 s of an idle GPU, as `check` times its first case after the correctness draws:
+        # does 100 ms of heat bring a kernel at the power limit to its settled clock (s10)?
+        "evaluator_cold": cold(evaluator()),
+        "evaluator_cold_heat300": cold(evaluator(heat_ms=300)),
         "opinion_plain": lambda: opinion(fns, same, replay=False),
         "opinion_replay": lambda: opinion(fns, same, replay=True),
     }
