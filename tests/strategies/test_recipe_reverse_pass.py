@@ -64,6 +64,9 @@ def test_recipe_reverse_pass_refuses_a_single_pass(path):
     (WRITE + "    tl.store(out_ptr + cols, x.to(out_ptr.dtype.element_ty), mask=cols < n_cols)\n",
      "'cols', set in its last pass, is read after it"),
     ("        for k in range(2):\n    " + WRITE, "has a loop inside it"),
+    # In place (out is logits), a shifted load would read a block the other order rewrote first.
+    ("        x = tl.load(logits_ptr + cols + 1, mask=cols + 1 < n_cols, other=0.0).to(tl.float32)\n" + WRITE,
+     "reads at other offsets than its stores write"),
 ])
 def test_recipe_reverse_pass_refuses_a_last_pass_whose_order_matters(new, why):
     result = refusal(ReversePass(), LOG_SOFTMAX.read_text(), "log_softmax", (WRITE, new))

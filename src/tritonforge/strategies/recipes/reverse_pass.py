@@ -9,8 +9,9 @@ same blocks are read and written, each once, so the results are bit for bit the 
 Applies only where the order of the last pass' iterations cannot matter: it is
 `for v in range(0, N, BLOCK)` after another such pass with the same bound and block in the
 same list of statements, it carries no value from one iteration to the next, nothing it sets
-is read after it, it has no atomics, and every store in it addresses through the loop
-variable (each iteration writes its own block).
+is read after it, it has no atomics, every store in it addresses through the loop variable
+(each iteration writes its own block), and its loads that move with the loop read at the
+offsets its stores write (so an in-place call reads no block already rewritten).
 """
 
 from __future__ import annotations
@@ -85,12 +86,26 @@ def _order_matters(ks: KernelSource, kernel: Kernel, loop: ast.For) -> str | Non
     if after:
         return f"'{after[0].id}', set in its last pass, is read after it (the last block's value)"
     derived = _derived(loop.body, var)
-    for n in ast.walk(loop):
-        if isinstance(n, ast.Call) and (ks.tl_op(n.func) or "").startswith("store"):
-            ptr = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "pointer"), None)
-            if ptr is None or not _names(ptr, ast.Load) & derived:
-                return "a store in its last pass does not address through the loop variable"
+    calls = [n for n in ast.walk(loop) if isinstance(n, ast.Call)]
+    stores = [_pointer(n) for n in calls if (ks.tl_op(n.func) or "").startswith("store")]
+    if any(p is None or not _names(p, ast.Load) & derived for p in stores):
+        return "a store in its last pass does not address through the loop variable"
+    # With an output that is also an input (an in-place call), a load of another block than
+    # the one written would see that block's new values in the other order.
+    written = {ast.dump(_offset(p)) for p in stores}
+    for p in (_pointer(n) for n in calls if ks.tl_op(n.func) == "load"):
+        if stores and (p is None or (_names(p, ast.Load) & derived and ast.dump(_offset(p)) not in written)):
+            return "a load in its last pass reads at other offsets than its stores write"
     return None
+
+
+def _pointer(call: ast.Call) -> ast.expr | None:
+    return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "pointer"), None)
+
+
+def _offset(ptr: ast.expr) -> ast.expr:
+    """`cols` of `base + cols` (the last term added); the whole expression otherwise."""
+    return ptr.right if isinstance(ptr, ast.BinOp) and isinstance(ptr.op, ast.Add) else ptr
 
 
 def _edit(ks: KernelSource, loop: ast.For, kernel: Kernel, tl: str) -> Edit:
