@@ -59,7 +59,8 @@ def test_recipe_reverse_pass_refuses_a_single_pass(path):
 
 @pytest.mark.parametrize("new, why", [
     (WRITE + "        lse = lse + 0.0\n", "carries lse from one block to the next"),
-    (WRITE.replace("tl.store(out_ptr + cols", "tl.store(out_ptr + offsets"), "does not address through the loop variable"),
+    (WRITE.replace("tl.store(out_ptr + cols", "tl.store(out_ptr + offsets"),
+     "does not address through the loop variable"),
     (WRITE.replace("tl.store(", "tl.atomic_add("), "has atomics"),
     (WRITE + "    tl.store(out_ptr + cols, x.to(out_ptr.dtype.element_ty), mask=cols < n_cols)\n",
      "'cols', set in its last pass, is read after it"),

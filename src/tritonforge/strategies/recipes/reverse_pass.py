@@ -147,5 +147,6 @@ def _assigned(body: list[ast.stmt]) -> set[str]:
 def _names(node: ast.AST, ctx: type) -> set[str]:
     found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
     if ctx is ast.Load:  # `s += x` reads s too
-        found |= {n.target.id for n in ast.walk(node) if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
+        found |= {n.target.id for n in ast.walk(node)
+                  if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
     return found

@@ -23,7 +23,8 @@ from tritonforge.strategies.recipes.two_stage import CollapseTwoStage
 # The order recipes are tried in when no profile says otherwise: those that remove whole
 # passes over memory or launches first, hints last (they change the least).
 RECIPES: list[type[Recipe]] = [RowOnePass, RowOnline, ReversePass, FuseElementwise, CollapseTwoStage, SplitK,
-                               GroupedTileOrder, TensorDescriptorLoads, RowsAsTile, RowsPerProgram, PersistentGrid, Hints]
+                               GroupedTileOrder, TensorDescriptorLoads, RowsAsTile, RowsPerProgram, PersistentGrid,
+                               Hints]
 
 
 class RecipeStrategy(Strategy):
