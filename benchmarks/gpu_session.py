@@ -126,6 +126,7 @@ def main() -> None:
     t0 = time.monotonic()
     # A second invocation into the same OUTDIR (a later part of the session) adds to its record.
     record = json.loads((out / "session.json").read_text())["steps"] if (out / "session.json").exists() else []
+    done_before = len(record)
     minutes = sys.argv[sys.argv.index("--minutes") + 1] if "--minutes" in sys.argv else None
     pack_to = Path(sys.argv[sys.argv.index("--pack") + 1]) if "--pack" in sys.argv else out / "runs.tgz"
     for name, cmd, expect in steps(out, minutes):
@@ -152,7 +153,8 @@ def main() -> None:
         (out / "session.json").write_text(json.dumps({"date": time.strftime("%Y-%m-%d %H:%M:%S"),
                                                       "steps": record}, indent=1))
         pack(out, pack_to)
-    pack(out, pack_to)  # also when no step ran: files written into OUTDIR by hand since come back too
+    if not any(r.get("command") for r in record[done_before:]):
+        pack(out, pack_to)  # no step ran: files written into OUTDIR by hand since still come back
     print(f"total {time.monotonic() - t0:.0f} s", flush=True)
 
 

@@ -22,7 +22,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.host import first_kernel, fresh_name
-from tritonforge.strategies.recipes.row_one_pass import row_loop, statement_lists
+from tritonforge.strategies.recipes.row_one_pass import assigned_names, row_loop, statement_lists
 
 MARK = "# the last pass walks the row backwards (reverse_pass)"
 
@@ -75,10 +75,10 @@ def _order_matters(ks: KernelSource, kernel: Kernel, loop: ast.For) -> str | Non
     ops = [ks.tl_op(n.func) or "" for n in ast.walk(loop) if isinstance(n, ast.Call)]
     if any(op.startswith("atomic") for op in ops):
         return "its last pass has atomics (their order would change)"
-    var, stored, carried = loop.target.id, set(), set()
-    for s in loop.body:
-        carried |= (_names(s, ast.Load) - stored) & _assigned(loop.body)
-        stored |= _names(s, ast.Store)
+    var, stored, seen, carried = loop.target.id, assigned_names(loop.body), set(), set()
+    for s in loop.body:  # read before this iteration sets it: the last iteration's value
+        carried |= (_names(s, ast.Load) - seen) & stored
+        seen |= _names(s, ast.Store)
     if carried:
         return f"its last pass carries {', '.join(sorted(carried))} from one block to the next"
     after = [n for n in ast.walk(kernel.fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
@@ -138,10 +138,6 @@ def _derived(body: list[ast.stmt], var: str) -> set[str]:
         if _names(s, ast.Load) & out:
             out |= _names(s, ast.Store)
     return out
-
-
-def _assigned(body: list[ast.stmt]) -> set[str]:
-    return {n for s in body for n in _names(s, ast.Store)}
 
 
 def _names(node: ast.AST, ctx: type) -> set[str]:

@@ -103,7 +103,7 @@ def _plan(ks: KernelSource, kernel: Kernel, tl: str) -> _Plan | str:
         return "its passes run to different bounds or step by different blocks"
     first, last = min(loops), max(loops)
     region = body[first:last + 1]
-    assigned = _assigned(region)
+    assigned = assigned_names(region)
     for i in loops:
         if i != last and writes_memory(ks, body[i]):
             return "a pass before the last writes memory"
@@ -118,7 +118,7 @@ def _plan(ks: KernelSource, kernel: Kernel, tl: str) -> _Plan | str:
     return _Plan(first, last, bound, block, peeled, reused)
 
 
-def _assigned(stmts: list[ast.stmt]) -> set[str]:
+def assigned_names(stmts: list[ast.stmt]) -> set[str]:
     names = set()
     for s in stmts:
         for n in ast.walk(s):
