@@ -259,3 +259,12 @@ def test_dot_kernels_get_whole_tile_presets_first():
              for c in first]
     assert len(first) == 4 and all(t in presets for t in tiles)
     assert any(c.params["matmul_kernel.num_warps"] == 8 for c in first)
+
+
+def test_autotune_widening_keeps_one_row_tiles_of_a_kernel_without_tl_dot():
+    source = AUTOTUNED.replace('{"BLOCK": 128}, num_warps=4', '{"BLOCK": 1}, num_warps=1').replace(
+        '{"BLOCK": 256}, num_warps=8, num_stages=2', '{"BLOCK": 2}, num_warps=1')
+    tid = "auto_kernel.autotune_configs"
+    got = LaunchParamStrategy().propose(state_for(source), 1)
+    wider = got[0].params[tid]  # BLOCK 1 and 2 are legal here: only a tl.dot dimension needs 16
+    assert len(wider) > 2 and {"BLOCK": 4, "num_warps": 1, "num_stages": 3} in wider

@@ -351,6 +351,7 @@ def _config_json(config: Any) -> dict[str, Any]:
     out = {"kwargs": {k: _jsonable(v) for k, v in config.kwargs.items()}}
     for k in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
         out[k] = getattr(config, k, None)
+    out["pre_hook"] = getattr(config, "pre_hook", None) is not None  # code: cannot be written back as text
     return out
 
 

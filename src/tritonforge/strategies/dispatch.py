@@ -156,6 +156,17 @@ class _Renamer(ast.NodeTransformer):
             node.name = self._new(node.name)
         return self._scoped(node, node.args, node.body)
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        for field in ("decorator_list", "bases", "keywords"):
+            setattr(node, field, [self.visit(x) for x in getattr(node, field)])
+        if not self.shadowed:
+            node.name = self._new(node.name)
+        # Its methods and attributes are not module names: never renamed.
+        self.shadowed.append({n for s in node.body for n in _defined(s)})
+        node.body = [self.visit(s) for s in node.body]
+        self.shadowed.pop()
+        return node
+
     def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
         body = [node.body]
         self._scoped(node, node.args, body)

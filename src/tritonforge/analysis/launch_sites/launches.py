@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
-from tritonforge.analysis.launch_sites.resolve import Resolved, Scope, SourceModule
+from tritonforge.analysis.launch_sites.resolve import Resolved, Scope, SourceModule, is_static
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue
 from tritonforge.analysis.launch_sites.syntax import bind_call, defaults_of, fold, last_name, params_of, span_of, walk_local
 
@@ -47,12 +47,56 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
         f = call.func
         if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in module.kernels:
             yield _launch(module, call, scope, module.kernels[f.value.id])
-        elif isinstance(f, ast.Name) and f.id in module.functions and f.id not in module.kernels:
-            if f.id in scope.chain:
-                continue  # recursion: each helper once per chain
-            helper = module.functions[f.id]
-            bound = {k: (v, scope) for k, v in bind_call(helper, call).items()}
-            yield from collect_launches(module, Scope(helper, bound, scope.chain + (f.id,)))
+            continue
+        callee = _callee(module, f, scope)
+        if callee is None or callee.label in scope.chain:
+            continue  # not a function of this file, or recursion: each helper once per chain
+        bound = {k: (v, scope) for k, v in bind_call(callee.fn, call, callee.skip).items()}
+        yield from collect_launches(module, Scope(callee.fn, bound, scope.chain + (callee.label,), callee.owner,
+                                                  callee.instance))
+
+
+@dataclass
+class _Callee:
+    fn: ast.FunctionDef
+    label: str  # "helper" or "Cls.method"
+    skip: int = 0  # leading parameters the call does not pass (self, ctx)
+    owner: str | None = None
+    instance: ast.Call | None = None
+
+
+def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
+    """The function of this file a call reaches: a top-level helper, an autograd Function's
+    `forward` through `Cls.apply(...)`, a module-level instance's `forward` (an nn.Module called)
+    or method, a method called on `self`, or `Cls.method(...)`."""
+    if isinstance(f, ast.Name) and f.id in module.functions and f.id not in module.kernels:
+        return _Callee(module.functions[f.id], f.id)
+    if isinstance(f, ast.Name):  # obj(...): the instance's forward (nn.Module) or __call__
+        made = module.instance_of(f.id)
+        return _method(module, made[0], ("forward", "__call__"), made[1]) if made else None
+    if isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id in module.classes:  # Cls(...)(x)
+        return _method(module, f.func.id, ("forward", "__call__"), f)
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)):
+        return None
+    base, attr = f.value.id, f.attr
+    if base == scope.self_name and scope.owner:
+        return _method(module, scope.owner, (attr,), scope.instance)
+    if base in module.classes:
+        if attr == "apply":  # torch.autograd.Function: apply(*args) calls forward(ctx, *args)
+            fn = module.method(base, "forward")
+            return _Callee(fn, f"{base}.forward", 1, base) if fn and is_static(fn) else None
+        fn = module.method(base, attr)
+        return _Callee(fn, f"{base}.{attr}", 0, base) if fn else None
+    made = module.instance_of(base)
+    return _method(module, made[0], (attr,), made[1]) if made else None
+
+
+def _method(module: SourceModule, cls: str, names: tuple[str, ...], instance: ast.Call | None) -> _Callee | None:
+    for name in names:
+        fn = module.method(cls, name)
+        if fn is not None:
+            return _Callee(fn, f"{cls}.{name}", 0 if is_static(fn) else 1, cls, instance)
+    return None
 
 
 def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFacts) -> Launch:
@@ -64,9 +108,13 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
         bound[name] = arg
     options: dict[str, ast.expr] = {}
     for kw in call.keywords:
-        if kw.arg in facts.params:
+        if kw.arg is None:  # **meta: each key the dict is known to have, as `meta["KEY"]`
+            for key in spread_keys(module, kw.value, scope):
+                item = ast.Subscript(kw.value, ast.Constant(key), ast.Load())  # no position: text is unparsed
+                (bound if key in facts.params else options).setdefault(key, item)
+        elif kw.arg in facts.params:
             bound[kw.arg] = kw.value
-        elif kw.arg is not None:
+        else:
             options[kw.arg] = kw.value
     launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid)
     _add_uses(module, launch, bound, options)
@@ -107,6 +155,32 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
         else:
             r = Resolved("insert", str(default), f"not passed: Triton's default {default}", None, default)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, _insertion_point(launch.call, opt)))
+
+
+def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int = 0) -> list[str]:
+    """The string keys a dict spread into a launch (`**meta`) has, where the file says: a dict
+    literal or `dict(...)` call, a name bound once to one, or a helper of this file whose every
+    `return` gives one (the keys of all its returns). [] where unknown."""
+    if depth > 6:
+        return []
+    if isinstance(expr, ast.Dict):
+        if any(k is None or not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in expr.keys):
+            return []
+        return [k.value for k in expr.keys]  # type: ignore[union-attr]
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" and not expr.args:
+        return [] if any(k.arg is None for k in expr.keywords) else [k.arg for k in expr.keywords]  # type: ignore[misc]
+    if isinstance(expr, ast.Name):
+        bind, where, _ = module.definition(expr.id, scope)
+        return spread_keys(module, bind.value, where, depth + 1) if bind and bind.exact and bind.value else []
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in module.functions:
+        helper = module.functions[expr.func.id]
+        inner = Scope(helper, {}, scope.chain + (helper.name,))
+        returns = [n.value for n in walk_local(helper) if isinstance(n, ast.Return)]
+        keys = [spread_keys(module, r, inner, depth + 1) if r is not None else [] for r in returns]
+        if not keys or any(not k for k in keys):
+            return []
+        return list(dict.fromkeys(k for ks in keys for k in ks))
+    return []
 
 
 def _heuristic_use(module: SourceModule, kernel: str, param: str) -> Use:

@@ -22,7 +22,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of
+from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, walk_local
 
 
 class _Unknown:
@@ -163,6 +163,7 @@ class Replay:
         self.reads: list[ast.Constant] = []
         self._module: Frame | None = None
         self._depth = 0
+        self._once: dict[tuple[int, str], bool] = {}
 
     def value_of(self, node: ast.expr, frame: Frame) -> tuple[Any, list[ast.Constant]]:
         """The value of `node` in `frame` and the integer literals it read, in order, once each."""
@@ -271,7 +272,12 @@ class Replay:
     # --- expressions ------------------------------------------------------------------
     def name(self, name: str, frame: Frame) -> Any:
         if name in frame.values:
-            return self.force(frame.values[name])
+            got = self.force(frame.values[name])
+            if got is UNKNOWN and name in frame.captured and self._bound_once(frame.fn, name):
+                # Host code replay cannot follow (`X = X.contiguous().view(-1, d)`): the
+                # launch's own local holds the one value this name ever had there.
+                return frame.captured[name]
+            return got
         if name in frame.captured:
             return frame.captured[name]
         module = self.module_frame()
@@ -284,6 +290,16 @@ class Replay:
         if name in self.functions:
             return _Helper(self.functions[name])
         return UNKNOWN
+
+    def _bound_once(self, fn: ast.FunctionDef | ast.Lambda | None, name: str) -> bool:
+        if not isinstance(fn, ast.FunctionDef):
+            return False
+        key = (id(fn), name)
+        if key not in self._once:
+            stores = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                         for n in walk_local(fn))
+            self._once[key] = stores + (name in {p.arg for p in params_of(fn)}) <= 1
+        return self._once[key]
 
     def eval(self, node: ast.expr, frame: Frame) -> Any:
         self._depth += 1

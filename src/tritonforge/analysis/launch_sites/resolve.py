@@ -10,8 +10,8 @@ from typing import Any
 from tritonforge.analysis.kernel_source import Kernel, KernelSource
 from tritonforge.analysis.launch_sites.model import ConfigSpec, KernelFacts
 from tritonforge.analysis.launch_sites.shapes import ShapeWalker
-from tritonforge.analysis.launch_sites.syntax import (Binding, bindings, defaults_of, fold, last_name, params_of,
-                                                     walk_local)
+from tritonforge.analysis.launch_sites.syntax import (Binding, bind_call, bindings, defaults_of, fold, last_name,
+                                                     params_of, walk_local)
 
 _CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override")
 
@@ -20,11 +20,25 @@ _CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg"
 class Scope:
     fn: ast.FunctionDef | None  # None: module level
     args: dict[str, tuple[ast.expr, "Scope"]]  # helper parameters bound at the call, in the caller's scope
-    chain: tuple[str, ...]  # functions from the entry down to this one
+    chain: tuple[str, ...]  # functions from the entry down to this one ("Cls.forward" for a method)
+    owner: str | None = None  # the class whose method `fn` is
+    instance: ast.Call | None = None  # the module-level `Cls(...)` call that made `self`, if known
 
     @property
     def is_entry(self) -> bool:
         return self.fn is not None and len(self.chain) == 1
+
+    @property
+    def self_name(self) -> str | None:
+        """The name of `self` in a method that has one (not a staticmethod, not module level)."""
+        if self.owner is None or self.fn is None or is_static(self.fn):
+            return None
+        params = params_of(self.fn)
+        return params[0].arg if params else None
+
+
+def is_static(fn: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
 
 
 @dataclass
@@ -43,6 +57,7 @@ class SourceModule:
         self.reader = reader = KernelSource(source)
         self.source, self.tree = source, reader.tree
         self.functions = {n.name: n for n in self.tree.body if isinstance(n, ast.FunctionDef)}
+        self.classes = {n.name: n for n in self.tree.body if isinstance(n, ast.ClassDef)}
         self.top = bindings(walk_local(self.tree))
         self._local: dict[int, dict[str, list[Binding]]] = {}
         self._configs: dict[str, tuple[ast.expr | None, tuple[ConfigSpec, ...] | None, str]] = {}
@@ -61,6 +76,19 @@ class SourceModule:
 
     def module_scope(self) -> Scope:
         return Scope(None, {}, ())
+
+    def method(self, cls: str, name: str) -> ast.FunctionDef | None:
+        """`name` defined in the body of the file's class `cls` (inherited methods are not followed)."""
+        node = self.classes.get(cls)
+        return next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None) if node else None
+
+    def instance_of(self, name: str) -> tuple[str, ast.Call] | None:
+        """(class, constructor call) for a module-level `name = Cls(...)` of a class of this file."""
+        binds = self.top.get(name) or []
+        value = binds[0].value if len(binds) == 1 and binds[0].exact else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.classes:
+            return value.func.id, value
+        return None
 
     def definition(self, name: str, scope: Scope) -> tuple[Binding | None, Scope, str]:
         """The single binding of `name` seen from `scope`, the scope to read it in, and a note."""
@@ -100,6 +128,10 @@ class SourceModule:
         if isinstance(expr, ast.Constant):
             text = self.text(expr)
             return Resolved("derived", text, f"constant {text} is not an integer", expr, expr.value)
+        if isinstance(expr, ast.Attribute) and depth <= 12:
+            found = self._attribute(expr, scope, depth)
+            if found is not None:
+                return found
         if not isinstance(expr, ast.Name) or depth > 12:
             return Resolved("derived", self.text(expr), f"derived from runtime values: {self.text(expr)}")
         bind, where, note = self.definition(expr.id, scope)
@@ -113,6 +145,64 @@ class SourceModule:
         if found.kind == "literal":
             found.where = f"{expr.id} = {found.text} (line {bind.value.lineno})"
         return found
+
+    def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> Resolved | None:
+        """`self.X` in a method, set once in `__init__` (`self.X = ...`) or in the class body,
+        or `Cls.X` for a class attribute: resolved where it is set."""
+        base = expr.value
+        if not isinstance(base, ast.Name):
+            return None
+        owner = scope.owner if base.id == scope.self_name else base.id if base.id in self.classes else None
+        if owner is None:
+            return None
+        sets = self._attribute_sets(owner, expr.attr)
+        text = self.text(expr)
+        if len(sets) != 1:
+            why = "is never set in its class" if not sets else f"is set {len(sets)} times in its class"
+            return Resolved("derived", text, f"{text} {why}")
+        value, where = sets[0]
+        if value is None:
+            return Resolved("derived", text, f"{text} is not set by a plain assignment")
+        if where is None:  # the class body: its names are read at module level
+            found = self.resolve(value, self.module_scope(), depth + 1)
+        else:
+            if owner != scope.owner and base.id != scope.self_name:
+                return Resolved("derived", text, f"{text} is set per instance")
+            init = Scope(where, self._init_args(where, scope), scope.chain + (f"{owner}.{where.name}",), owner,
+                         scope.instance)
+            found = self.resolve(value, init, depth + 1)
+        if found.kind == "literal":
+            found.where = f"{text} = {found.text} (line {found.node.lineno if found.node else value.lineno})"
+        return found
+
+    def _attribute_sets(self, owner: str, attr: str) -> list[tuple[ast.expr | None, ast.FunctionDef | None]]:
+        """Where the class sets `attr`: (value, method) for `self.attr = value` in a method, (value,
+        None) for `attr = value` in the class body; `self.attr += ...` and the like count as sets
+        whose value is unknown."""
+        node = self.classes[owner]
+        out: list[tuple[ast.expr | None, ast.FunctionDef | None]] = []
+        body = bindings(n for n in node.body if not isinstance(n, ast.FunctionDef))
+        for b in body.get(attr, []):
+            out.append((b.value if b.exact else None, None))
+        for fn in (n for n in node.body if isinstance(n, ast.FunctionDef)):
+            params = params_of(fn)
+            me = params[0].arg if params and not is_static(fn) else None
+            for n in walk_local(fn):
+                targets = n.targets if isinstance(n, ast.Assign) else \
+                    [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+                for t in targets:
+                    for a in ast.walk(t):
+                        if isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name) \
+                                and a.value.id == me:
+                            plain = isinstance(n, ast.Assign) and t is a
+                            out.append((n.value if plain else None, fn))
+        return out
+
+    def _init_args(self, init: ast.FunctionDef, scope: Scope) -> dict[str, tuple[ast.expr, Scope]]:
+        """`__init__`'s parameters as the module-level constructor call passes them."""
+        if scope.instance is None or init.name != "__init__":
+            return {}
+        return {k: (v, self.module_scope()) for k, v in bind_call(init, scope.instance, skip=1).items()}
 
     def heuristic(self, kernel: str, param: str) -> ast.expr | None:
         return self._triton[kernel].heuristic(param)
@@ -132,6 +222,13 @@ class SourceModule:
         if fn.name not in self._configs:
             self._configs[fn.name] = self._parse_autotune(fn)
         return self._configs[fn.name]
+
+    def autotune_written(self, fn: ast.FunctionDef) -> ast.expr | None:
+        """The `configs=` argument of the kernel's `@triton.autotune`, as written."""
+        call = self._triton[fn.name].autotune
+        if call is None:
+            return None
+        return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "configs"), None)
 
     def _parse_autotune(self, fn: ast.FunctionDef) -> tuple[ast.expr | None, tuple[ConfigSpec, ...] | None, str]:
         call = self._triton[fn.name].autotune

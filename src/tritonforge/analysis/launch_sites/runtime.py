@@ -30,6 +30,7 @@ class CapturedLaunch:
     values: dict[str, Any]  # constexpr parameters, num_warps, num_stages
     args: dict[str, Any]  # every kernel argument, in `runtime_value` form (for heuristics)
     frames: dict[str, dict[str, Any]]  # function name -> its locals at the launch (runtime_value form)
+    configs: list[dict[str, Any]] | None = None  # its autotuner's configs, as launch_capture wrote them
 
     @staticmethod
     def from_record(data: dict[str, Any]) -> "CapturedLaunch":
@@ -47,7 +48,7 @@ class CapturedLaunch:
                 values[a["name"]] = a.get("value")
         frames = {fn: {k: runtime_value(v) for k, v in local.items()}
                   for fn, local in (data.get("frames") or {}).items()}
-        return CapturedLaunch(data["kernel_name"], values, args, frames)
+        return CapturedLaunch(data["kernel_name"], values, args, frames, data.get("autotune_configs"))
 
 
 @dataclass

@@ -67,10 +67,11 @@ def defaults_of(fn: ast.FunctionDef) -> dict[str, ast.expr]:
     return out
 
 
-def bind_call(fn: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr]:
-    """Which argument expression each parameter of `fn` receives at `call`."""
+def bind_call(fn: ast.FunctionDef, call: ast.Call, skip: int = 0) -> dict[str, ast.expr]:
+    """Which argument expression each parameter of `fn` receives at `call`; `skip`: leading
+    parameters the call does not pass (a method's `self`, an autograd Function's `ctx`)."""
     out: dict[str, ast.expr] = {}
-    positional = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]]
+    positional = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]][skip:]
     for name, arg in zip(positional, call.args):
         if isinstance(arg, ast.Starred):
             break  # later positions are unknown

@@ -8,11 +8,10 @@ from collections import defaultdict
 from typing import Any
 
 from tritonforge.analysis.launch_sites.launches import Launch, Use, grid_form, grid_literals
-from tritonforge.analysis.launch_sites.resolve import Resolved
 from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DOT_MIN, DOT_ROLES, MAX_TENSOR_NUMEL,
-                                                     STAGES, TILE_ROLES, WARPS, KernelFacts, LaunchSite, Span,
-                                                     Tunable, is_pow2)
-from tritonforge.analysis.launch_sites.resolve import SourceModule
+                                                     STAGES, TILE_ROLES, WARPS, ConfigSpec, KernelFacts, LaunchSite,
+                                                     Span, Tunable, is_pow2)
+from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue, Runtime, replay_value
 from tritonforge.analysis.launch_sites.syntax import span_of
 
@@ -45,6 +44,9 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
             u.launch = i
             if u.resolved.kind == "literal" and u.resolved.node is not None:
                 u.span = span_of(u.resolved.node)
+            elif u.kind == "autotune_configs":
+                if runtime is not None and verify and u.configs is None:  # captured from this very file
+                    _configs_at_run_time(module, launch, u, occurrence, runtime)
             elif runtime is not None:
                 _replay(module, launch, u, occurrence, runtime, verify)
             uses.append(u)
@@ -69,6 +71,34 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
     u.resolved = Resolved("replayed", u.resolved.text, f"{origin}, computed at run time; it reads {literals}",
                           None, rv.per_case.get(runtime.dominant))
+
+
+def _configs_at_run_time(module: SourceModule, launch: Launch, u: Use, occurrence: int, runtime: Runtime) -> None:
+    """Configs the file builds by code (a comprehension, a filter, a helper's list) are tuned as
+    the list they were at run time: the first move writes that list out as literals in place of
+    the code, keeping `key`, `prune_configs_by` and the rest of the decorator as they are."""
+    node = module.autotune_written(module.functions[launch.facts.name])
+    seen = [runtime.launch(case, launch.facts.name, occurrence) for case in runtime.cases]
+    lists = [c.configs for c in seen if c is not None and c.configs]
+    if node is None or not lists or len(lists) < len(seen):
+        return
+    if any(other != lists[0] for other in lists[1:]):
+        u.resolved.where += "; the configs differ from case to case"
+        return
+    if any(c.get("pre_hook") for c in lists[0]):
+        u.resolved.where += "; a config has a pre_hook, which cannot be written out as text"
+        return
+    text = module.text(node)
+    u.configs = tuple(_config_spec(c) for c in lists[0])
+    u.span = span_of(node)
+    u.resolved = Resolved("configs", text, f"configs of @triton.autotune, built by code ({text}): "
+                                           f"the {len(u.configs)} it made at run time")
+
+
+def _config_spec(data: dict[str, Any]) -> ConfigSpec:
+    extra = [f"num_ctas={data['num_ctas']}"] if data.get("num_ctas") not in (None, 1) else []
+    extra += [f"maxnreg={data['maxnreg']}"] if data.get("maxnreg") is not None else []
+    return ConfigSpec(tuple(data["kwargs"].items()), data.get("num_warps"), data.get("num_stages"), tuple(extra))
 
 
 def _use_key(u: Use) -> tuple:
@@ -215,7 +245,7 @@ def _site(module: SourceModule, launch: Launch, index: int, uses: list[Use], tun
     return LaunchSite(
         kernel=launch.facts.name,
         line=launch.call.lineno,
-        function=scope.fn.name if scope.fn else "",
+        function=scope.chain[-1] if scope.fn else "",
         via=scope.chain,
         grid=module.text(launch.grid),
         grid_kind=kind,

@@ -211,7 +211,10 @@ def _config_neighbours(c: ConfigSpec, dims: set[str], has_loop: bool) -> list[Co
 
 
 def _config_ok(space: SearchSpace, site: LaunchSite, t: Tunable, c: ConfigSpec, limits: HardwareLimits) -> bool:
-    legal_blocks = all(BLOCK_MIN <= v <= BLOCK_MAX and is_pow2(v) for k, v in c.kwargs if k in site.facts.tile_dims())
+    # As for a written block (`tunables._legal`): only a tl.dot dimension needs 16; any other
+    # tile may be one row.
+    low = {k: BLOCK_MIN if site.facts.roles.get(k, frozenset()) & DOT_ROLES else 1 for k in site.facts.tile_dims()}
+    legal_blocks = all(low[k] <= v <= BLOCK_MAX and is_pow2(v) for k, v in c.kwargs if k in low)
     if not legal_blocks or c.warps not in WARPS or c.stages not in STAGES:
         return False
     return check_site(site, {**space.current, t.id: (c,)}, space.current, limits) is None

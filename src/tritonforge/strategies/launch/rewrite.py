@@ -39,7 +39,10 @@ def apply_assignment(space: SearchSpace, assignment: Assignment) -> str:
         if _same(t, value, t.current):
             continue
         for order, loc in enumerate(t.locations):
-            edits.append(Edit(loc, _render(text_at(space.source, loc), t, value, loc), _insert_order(loc, order)))
+            line = space.source.splitlines()[loc.line - 1]
+            indent = line[: len(line) - len(line.lstrip())]
+            edits.append(Edit(loc, _render(text_at(space.source, loc), t, value, loc, indent),
+                              _insert_order(loc, order)))
     # Computed values: the literals they read (raises runtime.Unreachable when none will do).
     edits += [Edit(span, str(value)) for span, value in space.literal_edits(dict(assignment))]
     return apply_edits(space.source, _join_inserts(edits))
@@ -88,23 +91,26 @@ def _join_inserts(edits: list[Edit]) -> list[Edit]:
     return out
 
 
-def _render(old: str, t: Tunable, value: Any, loc: Span) -> str:
+def _render(old: str, t: Tunable, value: Any, loc: Span, indent: str = "") -> str:
     if t.kind == "autotune_configs":
-        return _render_configs(old, value, t.current)
+        return _render_configs(old, value, t.current, indent)
     if loc.insert is not None:
         return f"{', ' if loc.lead else ''}{loc.insert}={value}"
     return str(value + loc.delta)
 
 
-def _render_configs(old: str, configs: tuple[ConfigSpec, ...], written: tuple[ConfigSpec, ...]) -> str:
+def _render_configs(old: str, configs: tuple[ConfigSpec, ...], written: tuple[ConfigSpec, ...], indent: str) -> str:
     """A config list written like the one it replaces (name, quotes, layout); configs it
-    already had keep their text."""
+    already had keep their text. Configs the file built by code are written out one a line."""
     tree = ast.parse(old.strip(), mode="eval").body
-    first = tree.elts[0] if isinstance(tree, (ast.List, ast.Tuple)) and tree.elts else None
+    literal = isinstance(tree, (ast.List, ast.Tuple))
+    first = tree.elts[0] if literal and tree.elts else None
     prefix = ast.unparse(first.func) if isinstance(first, ast.Call) else "triton.Config"
     quote = "'" if 0 <= old.find("'") < (old.find('"') if '"' in old else len(old)) else '"'
     texts = {hashable(c): c.text for c in written if c.text}
     items = [texts.get(hashable(c)) or _render_config(c, prefix, quote) for c in configs]
+    if not literal:
+        return "[\n" + "".join(f"{indent}    {item},\n" for item in items) + f"{indent}]"
     opening, closing = ("(", ")") if old.lstrip().startswith("(") else ("[", "]")
     lines = old.splitlines()
     if len(lines) == 1:
