@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, ROOT
 from tritonforge.analysis.launch_capture import capture_launches
 from tritonforge.analysis.launch_sites import SearchSpace
 from tritonforge.analysis.launch_sites.replay import UNKNOWN, Frame, Replay
@@ -25,6 +25,7 @@ from tritonforge.problem.module import ProblemModule
 from tritonforge.strategies.launch.rewrite import apply_assignment
 
 STYLES = FIXTURES / "problems" / "styles"
+CORPUS = ROOT / "benchmarks" / "corpus"
 
 
 def captured_space(path: Path, source: str | None = None) -> tuple[SearchSpace, dict[str, list[dict]]]:
@@ -181,22 +182,22 @@ def test_launch_records_carry_the_host_locals():
 
 # --- launches inside classes, spread dicts and configs built by code ---------------------
 def test_an_autograd_function_forward_is_followed_and_its_tuple_helper_edited(tmp_path):
-    path = STYLES / "autograd_function.py"
+    path = CORPUS / "rmsnorm_autograd_function.py"
     space, _ = captured_space(path)
     [site] = space.sites
     assert site.via == ("rms_norm", "RMSNormFunction.forward") and site.function == "RMSNormFunction.forward"
-    warps = space.get("_rms_norm_fwd.num_warps")
-    assert warps.free and warps.per_case == {"rows=3, cols=300": 4, "rows=2, cols=2500": 8}
+    warps = space.get("_rms_norm_forward_kernel.num_warps")
+    assert warps.free and warps.per_case == {"tokens=7, hidden=300": 4, "tokens=3, hidden=1024": 4}
     source = path.read_text()
-    out = apply_assignment(space, {"_rms_norm_fwd.num_warps": 4})
-    assert changed_lines(source, out) == ["num_warps = 4"]  # the branch the long rows take
-    new = write(tmp_path, "autograd_function.py", out)
-    assert received(new)["num_warps"] == 4 and received(new)["BLOCK_SIZE"] == 4096
-    assert received(new, 0)["num_warps"] == 4
+    out = apply_assignment(space, {"_rms_norm_forward_kernel.num_warps": 8})
+    assert changed_lines(source, out) == ["num_warps = 8"]  # the value both cases' rows fall through to
+    new = write(tmp_path, "rmsnorm_autograd_function.py", out)
+    assert received(new)["num_warps"] == 8 and received(new)["BLOCK_SIZE"] == 1024
+    assert received(new, 0)["BLOCK_SIZE"] == 512  # still the row's power of two
 
 
 def test_an_nn_module_attribute_is_edited_where_init_gets_it(tmp_path):
-    path = STYLES / "module_attrs.py"
+    path = CORPUS / "scale_shift_module.py"
     space, _ = captured_space(path)
     [site] = space.sites
     assert site.via == ("scale_shift", "ScaleShift.forward", "ScaleShift._launch")
@@ -206,13 +207,13 @@ def test_an_nn_module_attribute_is_edited_where_init_gets_it(tmp_path):
     source = path.read_text()
     out = apply_assignment(space, {"_scale_shift_kernel.BLOCK_SIZE": 1024, "_scale_shift_kernel.num_warps": 8})
     assert changed_lines(source, out) == ["def __init__(self, block_size=1024, num_warps=4):",
-                                          "_op = ScaleShift(num_warps=8)"]
-    got = received(write(tmp_path, "module_attrs.py", out))
+                                          "_scale_shift = ScaleShift(num_warps=8)"]
+    got = received(write(tmp_path, "scale_shift_module.py", out))
     assert (got["BLOCK_SIZE"], got["num_warps"], got["grid"][0]) == (1024, 8, -(-4099 // 1024))
 
 
 def test_a_dict_spread_into_the_launch_is_edited_in_the_return_the_case_takes(tmp_path):
-    path = STYLES / "kwargs_spread.py"
+    path = CORPUS / "bias_relu_spread_meta.py"
     space, _ = captured_space(path)
     block = space.get("_bias_relu_kernel.BLOCK")
     assert block.free and block.current == 128 and "meta['BLOCK']" in block.why
@@ -220,21 +221,33 @@ def test_a_dict_spread_into_the_launch_is_edited_in_the_return_the_case_takes(tm
     source = path.read_text()
     out = apply_assignment(space, {"_bias_relu_kernel.BLOCK": 512})
     assert changed_lines(source, out) == ['return {"BLOCK": 512, "num_warps": 1}']
-    got = received(write(tmp_path, "kwargs_spread.py", out))
+    got = received(write(tmp_path, "bias_relu_spread_meta.py", out))
     assert got["BLOCK"] == 512 and got["grid"][0] == -(-12000 // 512)  # the grid reads the same dict
 
 
 def test_autotune_configs_built_by_code_are_written_out_as_they_ran(tmp_path):
-    path = STYLES / "autotune_built.py"
+    path = CORPUS / "row_sum_autotune_built.py"
     space, _ = captured_space(path)
     configs = space.get("_row_sum_kernel.autotune_configs")
     assert configs.free and "built by code" in configs.why
     assert [(c.values()["BLOCK_M"], c.values()["BLOCK_N"], c.warps) for c in configs.current] == \
-        [(1, 32, 1), (1, 32, 2), (1, 64, 1), (1, 64, 2), (2, 32, 1), (2, 32, 2)]
+        [(m, n, w) for m in (1, 2) for n in (32, 64) for w in (1, 2)]
     source = path.read_text()
     pinned = configs.current[3].with_values(BLOCK_N=128)
     out = apply_assignment(space, {"_row_sum_kernel.autotune_configs": (configs.current[0], pinned)})
     assert 'triton.Config({"BLOCK_M": 1, "BLOCK_N": 128}, num_warps=2, num_stages=3),' in changed_lines(source, out)
-    assert 'key=["N"])' in out and "list(filter(keep, configs))" not in out
-    launches = list(capture(write(tmp_path, "autotune_built.py", out)).values())[-1]
+    assert "], key=[\"N\"])" in out and "configs=list(filter(keep, configs))" not in out
+    launches = list(capture(write(tmp_path, "row_sum_autotune_built.py", out)).values())[-1]
     assert [launch["autotune_configs"][1]["kwargs"] for launch in launches][0] == {"BLOCK_M": 1, "BLOCK_N": 128}
+
+
+def test_a_launch_wrapped_for_torch_compile_is_found_and_its_grid_follows(tmp_path):
+    path = STYLES / "triton_op_add.py"
+    space, _ = captured_space(path)
+    [site] = space.sites
+    block = space.get("add_kernel.BLOCK_SIZE")
+    assert block.free and block.current == 64
+    source = path.read_text()
+    out = apply_assignment(space, {"add_kernel.BLOCK_SIZE": 1024})
+    assert changed_lines(source, out) == [
+        "wrap_triton(add_kernel)[(triton.cdiv(n_elements, 1024),)](x, y, out, n_elements, BLOCK_SIZE=1024)"]

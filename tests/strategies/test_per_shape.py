@@ -173,10 +173,10 @@ def test_after_the_search_the_dispatch_keeps_each_case_at_its_winner(tmp_path):
 
 
 def test_a_class_and_its_instance_are_copied_under_new_names(tmp_path):
-    source = (FIXTURES / "problems" / "styles" / "module_attrs.py").read_text()
+    source = (ROOT / "benchmarks" / "corpus" / "scale_shift_module.py").read_text()
     best = source.replace("def __init__(self, block_size=128,", "def __init__(self, block_size=1024,")
     merged = dispatch_source(best, "scale_shift", [Variant(source, "x.numel() <= 2000", "BLOCK_SIZE 1024->128")])
-    assert "class ScaleShift_v1(torch.nn.Module):" in merged and "_op_v1 = ScaleShift_v1(num_warps=2)" in merged
+    assert "class ScaleShift_v1(torch.nn.Module):" in merged and "_scale_shift_v1 = ScaleShift_v1(num_warps=2)" in merged
     assert "def forward(self, x, scale, shift):" in merged.split("class ScaleShift_v1")[1]  # methods keep their names
     module = _load(merged, tmp_path, "merged_module")
     for n, block in ((1000, 128), (4099, 1024)):

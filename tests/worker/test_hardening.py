@@ -50,6 +50,26 @@ def test_replacing_a_torch_operator_for_the_whole_process_is_refused():
     assert introspection("import torch._C\n") == "imports torch._C"
 
 
+def test_defining_an_operator_of_its_own_is_not_overriding_one():
+    defines = ("import torch\nfrom torch.library import triton_op, wrap_triton\n"
+               "@torch.library.custom_op('mine::f', mutates_args=())\ndef f(x: torch.Tensor) -> torch.Tensor:\n"
+               "    return x.clone()\n")
+    assert introspection(defines) is None
+    assert introspection("from torch.library import triton_op, Library\n") == "imports from torch.library"
+    assert introspection("import torch\ntorch.library.impl('aten::add', 'CPU')\n") == "uses torch.library.impl"
+
+
+def test_what_a_python_operator_computes_is_seen_inside_it():
+    @torch.library.custom_op("tf_test::adds_with_torch", mutates_args=())
+    def adds_with_torch(x: torch.Tensor) -> torch.Tensor:
+        return torch.add(x, 1)
+
+    ops = TorchOps(LaunchCounter(), None)
+    with ops:
+        y = adds_with_torch(torch.zeros(3))
+    assert torch.equal(y, torch.ones(3)) and ops.compute() == ["add"]  # not the operator's own name
+
+
 def test_a_swapped_tensor_method_is_seen():
     from tritonforge.worker.integrity import Integrity
 

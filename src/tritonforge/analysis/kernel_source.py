@@ -19,6 +19,23 @@ _DECORATOR_HOMES = frozenset({"triton", "triton.runtime", "triton.runtime.jit", 
 _DECORATORS = frozenset({"jit", "autotune", "heuristics"})
 
 
+# PyTorch's wrappers that make a launch traceable by torch.compile: `wrap_triton(k)[grid](...)`.
+_LAUNCH_WRAPPERS = frozenset({"wrap_triton", "capture_triton"})
+
+
+def launched_kernel(call: ast.Call) -> ast.Name | None:
+    """The kernel's name in a launch `k[grid](...)` or `wrap_triton(k)[grid](...)`, else None."""
+    f = call.func
+    if not isinstance(f, ast.Subscript):
+        return None
+    target = f.value
+    if isinstance(target, ast.Call) and len(target.args) == 1 and not target.keywords:
+        wrapper = target.func.attr if isinstance(target.func, ast.Attribute) else \
+            target.func.id if isinstance(target.func, ast.Name) else ""
+        target = target.args[0] if wrapper in _LAUNCH_WRAPPERS else target
+    return target if isinstance(target, ast.Name) else None
+
+
 @dataclass(frozen=True)
 class Kernel:
     """One `@triton.jit` function and the Triton decorators stacked on it."""

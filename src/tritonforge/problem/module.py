@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from tritonforge.problem.custom_ops import own_operator_names
 from tritonforge.problem.inputs import InputSpec, SpecError
 from tritonforge.problem.spec import Case, Parameter, Problem, ProblemError, Tolerance
 
@@ -45,7 +46,8 @@ def import_file(path: Path, prefix: str) -> ModuleType:
     `sys.modules` and keeps its real file name.
     """
     path = path.resolve()
-    digest = hashlib.sha1(str(path).encode() + path.read_bytes()).hexdigest()[:12]
+    data = path.read_bytes()
+    digest = hashlib.sha1(str(path).encode() + data).hexdigest()[:12]
     name = f"_tf_{prefix}_{digest}"
     if name in sys.modules:
         return sys.modules[name]
@@ -54,8 +56,12 @@ def import_file(path: Path, prefix: str) -> ModuleType:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    renamed = own_operator_names(data.decode(errors="replace"), f"tf{prefix}{digest}")
     try:
-        spec.loader.exec_module(module)
+        if renamed is None:
+            spec.loader.exec_module(module)
+        else:  # operators of its own, so another file's cannot replace them
+            exec(compile(renamed, str(path), "exec"), module.__dict__)
     except BaseException:
         del sys.modules[name]
         raise

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tritonforge.problem.custom_ops import RenameOps, defined_ops
+
 # What the problem format reads from a file: it stays the best file's own.
 PROBLEM_NAMES = frozenset({"ENTRY", "make_inputs", "reference", "SHAPES", "TEST_SHAPES", "OUTPUTS", "BYTES",
                            "FLOPS", "TOLERANCE"})
@@ -118,7 +120,9 @@ def _renamed_code(variant: ast.Module, copied: set[str], suffix: str) -> str:
     """The copied statements of `variant`, in file order, with the copied names suffixed."""
     stmts = [s for s in variant.body if set(_defined(s)) & copied]
     renamer = _Renamer(copied, suffix)
-    return "\n\n".join(ast.unparse(renamer.visit(s)) for s in stmts)
+    # A PyTorch operator the copy defines again gets its own name, or it would replace the best's.
+    ops = RenameOps({op: op + suffix for s in stmts for op in defined_ops(s)})
+    return "\n\n".join(ast.unparse(ops.visit(renamer.visit(s))) for s in stmts)
 
 
 class _Renamer(ast.NodeTransformer):

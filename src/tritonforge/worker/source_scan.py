@@ -26,6 +26,14 @@ TORCH_OVERRIDES = ("torch.library", "torch._C", "torch.ops", "torch.overrides", 
                    "torch._dynamo", "torch._library")
 
 
+# What kernel files use torch.library for, which overrides nothing: defining an operator of
+# their own (PyTorch refuses the aten, prim and torch namespaces) and wrapping a launch so
+# torch.compile can trace it. Each import of a file gets its own operator names
+# (`problem.custom_ops`), so a candidate's cannot take the baseline's place.
+ALLOWED = frozenset({"torch.library.triton_op", "torch.library.wrap_triton", "torch.library.capture_triton",
+                     "torch.library.custom_op", "torch.library.register_fake"})
+
+
 def _dotted(node: ast.AST) -> str:
     parts = []
     while isinstance(node, ast.Attribute):
@@ -34,6 +42,10 @@ def _dotted(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def _only_allowed(node: ast.ImportFrom) -> bool:
+    return all(f"{node.module}.{a.name}" in ALLOWED for a in node.names)
 
 
 def _overrides(name: str) -> bool:
@@ -46,16 +58,19 @@ def introspection(source: str) -> str | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None  # reported as a load error elsewhere
+    allowed = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _dotted(n) in ALLOWED}
     for node in ast.walk(tree):
+        if id(node) in allowed:
+            continue  # `torch.library` inside `torch.library.triton_op`
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] in MODULES or _overrides(alias.name):
                     return f"imports {alias.name}"
-        elif isinstance(node, ast.ImportFrom) and node.module and (
+        elif isinstance(node, ast.ImportFrom) and node.module and not _only_allowed(node) and (
                 node.module.split(".")[0] in MODULES or _overrides(node.module)
                 or any(_overrides(f"{node.module}.{a.name}") for a in node.names)):
             return f"imports from {node.module}"
-        elif isinstance(node, ast.Attribute) and _overrides(_dotted(node)):
+        elif isinstance(node, ast.Attribute) and _overrides(_dotted(node)) and _dotted(node) not in ALLOWED:
             return f"uses {_dotted(node)}"
         elif isinstance(node, ast.Name) and node.id in NAMES:
             return f"calls {node.id}()"

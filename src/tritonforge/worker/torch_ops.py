@@ -38,6 +38,12 @@ class TorchOps(TorchDispatchMode):
         self.foreign_stream = False
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        body = _python_body(func)
+        if body is not None:
+            # An operator defined in Python (the file's own `triton_op` or `custom_op`): what
+            # counts is what its body runs, so it runs here, watched like the caller.
+            with self:
+                return body(*args, **(kwargs or {}))
         if self.launches.depth == 0:
             self.ops.add(func._overloadpacket.__name__)
             if self.stream is not None and current_stream() != self.stream:
@@ -46,6 +52,18 @@ class TorchOps(TorchDispatchMode):
 
     def compute(self, allowed: set[str] | frozenset[str] = frozenset()) -> list[str]:
         return computing(self.ops, allowed)
+
+
+def _python_body(func: Any) -> Any:
+    """The Python function behind an operator made with torch.library.custom_op or triton_op."""
+    if getattr(func, "namespace", "aten") in ("aten", "prim", "prims"):
+        return None
+    try:
+        from torch._library.custom_ops import OPDEFS
+    except ImportError:  # a torch without Python custom operators
+        return None
+    opdef = OPDEFS.get(func._schema.name)
+    return getattr(opdef, "_init_fn", None)
 
 
 def computing(ops: set[str], allowed: set[str] | frozenset[str] = frozenset()) -> list[str]:

@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from tritonforge.analysis.kernel_source import launched_kernel
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
 from tritonforge.analysis.launch_sites.resolve import Resolved, Scope, SourceModule, is_static
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue
@@ -45,8 +46,9 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
     calls = sorted((n for n in walk_local(fn) if isinstance(n, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
     for call in calls:
         f = call.func
-        if isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in module.kernels:
-            yield _launch(module, call, scope, module.kernels[f.value.id])
+        kernel = launched_kernel(call)
+        if kernel is not None and kernel.id in module.kernels:
+            yield _launch(module, call, scope, module.kernels[kernel.id])
             continue
         callee = _callee(module, f, scope)
         if callee is None or callee.label in scope.chain:

@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
-from tritonforge.analysis.kernel_source import Kernel, KernelSource
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, launched_kernel
 from tritonforge.strategies.editing import Edit, Place
 
 R = TypeVar("R")  # what a recipe makes of a kernel or a launch (a Rewrite, edits)
@@ -33,8 +33,8 @@ class Launch:
 
 def launches_of(ks: KernelSource, kernel: Kernel) -> list[ast.Call]:
     """Every `kernel[grid](...)` call in the file."""
-    return [n for n in ast.walk(ks.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
-            and isinstance(n.func.value, ast.Name) and n.func.value.id == kernel.name]
+    return [n for n in ast.walk(ks.tree) if isinstance(n, ast.Call)
+            and getattr(launched_kernel(n), "id", None) == kernel.name]
 
 
 def first_kernel(ks: KernelSource, attempt: Callable[[Kernel], R | str]) -> R | str:
@@ -82,10 +82,10 @@ def entry_launches(ks: KernelSource, entry: str) -> tuple[ast.FunctionDef, list[
         return f"no function '{entry}' at the top level"
     pairs = []
     for block in _blocks(fn):
-        launches = [Launch(i, s, s.value, ks.kernels[s.value.func.value.id], block) for i, s in enumerate(block)
-                    if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-                    and isinstance(s.value.func, ast.Subscript) and isinstance(s.value.func.value, ast.Name)
-                    and s.value.func.value.id in ks.kernels]
+        named = [(i, s, launched_kernel(s.value)) for i, s in enumerate(block)
+                 if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
+        launches = [Launch(i, s, s.value, ks.kernels[k.id], block) for i, s, k in named
+                    if k is not None and k.id in ks.kernels]
         pairs += list(zip(launches, launches[1:]))
     if not pairs:
         return "no two kernel launches in one block of the entry's statements"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, launched_kernel
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.host import first_kernel, fresh_name, per_launch, statement_of
@@ -303,7 +303,7 @@ def _launch_edit(ks: KernelSource, kernel: Kernel, call: ast.Call, operands: lis
     names = {p: fresh_name(p.lower(), taken) for p in literal}
     texts = {p: ks.text(v) for p, v in args.items()} | names
     edits, made, checks = [Edit(Place.of(v), names[p]) for p, v in literal.items()], [], []
-    tma = [Edit(Place.of(call.func.value), f"{kernel.name}_tma")]
+    tma = [Edit(Place.of(launched_kernel(call) or call.func.value), f"{kernel.name}_tma")]
     for op in operands:
         x = args.get(op.param)
         found = _descriptor(ks, kernel, op, x, texts) if isinstance(x, ast.Name) else f"'{op.param}' is not a name"

@@ -1,0 +1,76 @@
+"""Operator names of one imported file, kept its own.
+
+Kernel files often register their entry as a PyTorch operator (`@torch.library.triton_op(
+"mylib::add", ...)` or `custom_op`) so that torch.compile can trace it. The registry is global
+to the process: when the baseline and a candidate that both define "mylib::add" are imported
+into one worker, the later registration replaces the earlier, and the baseline's entry then
+runs the candidate's kernel (its timing, a fair comparison, lost). So each import gets its own
+names: every operator the file defines is renamed with a suffix unique to the import, in the
+strings that name it and in `torch.ops.<namespace>.<name>` lookups. Positions are kept, so
+Triton, which reads kernel source back from the file, sees the same lines.
+"""
+
+from __future__ import annotations
+
+import ast
+
+_DEFINERS = frozenset({"triton_op", "custom_op"})
+
+
+def defined_ops(tree: ast.AST) -> set[str]:
+    """"namespace::name" of each operator `tree` defines with triton_op or custom_op."""
+    out = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name not in _DEFINERS:
+            continue
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.count("::") == 1:
+            out.add(first.value)
+    return out
+
+
+class RenameOps(ast.NodeTransformer):
+    """Renames operators: `mapping` from "ns::name" to "ns::new_name"."""
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self.mapping = mapping
+        self.attrs = {tuple(old.split("::")): new.split("::")[1] for old, new in mapping.items()}
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, str):
+            op, sep, overload = node.value.partition(".")  # "ns::name.default" names an overload
+            if op in self.mapping:
+                return ast.copy_location(ast.Constant(self.mapping[op] + sep + overload), node)
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        ns = node.value
+        if isinstance(ns, ast.Attribute) and (ns.attr, node.attr) in self.attrs and _is_torch_ops(ns.value):
+            node.attr = self.attrs[(ns.attr, node.attr)]
+        return node
+
+
+def _is_torch_ops(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "ops" and isinstance(node.value, ast.Name) \
+        and node.value.id == "torch"
+
+
+def own_operator_names(source: str, suffix: str) -> ast.Module | None:
+    """The file's syntax tree with each operator it defines renamed to "<name>_<suffix>", or
+    None when it defines none (or does not parse: the import reports that)."""
+    if "triton_op" not in source and "custom_op" not in source:
+        return None
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    ops = defined_ops(tree)
+    if not ops:
+        return None
+    mapping = {op: f"{op}_{suffix}" for op in ops}
+    return ast.fix_missing_locations(RenameOps(mapping).visit(tree))
