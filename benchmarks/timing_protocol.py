@@ -21,7 +21,8 @@ Protocols (three rounds each, baseline then best in each round):
   evaluator's heat; the entry called, or its capture in a CUDA graph replayed), each timed
   in rounds of its own so that the sampled clock belongs to one way (s9: the matmul's replay
   7% slower than its plain calls).
-A settling trace follows: per-call times of the best after 100 ms of the baseline.
+A settling trace follows: per-call times of the best after 100 ms of the baseline, then one
+after 5 s of an idle GPU (the best alone for 3 s).
 The first run (timing_protocol_1.json) also had: the same inputs every call, one function at
 a time, a GPU sleep queued before each call, and a 2 ms idle gap before each call.
 The SM clock and power are sampled with `nvidia-smi` every 20 ms, per function for do_bench
@@ -139,6 +140,14 @@ def settling(fns: list[Callable], args: tuple, before_ms: float = 100, after_ms:
     return [[starts[0].elapsed_time(s), s.elapsed_time(e)] for s, e in zip(starts, ends)]
 
 
+def settling_cold(fns: list[Callable], args: tuple, idle_s: float = 5.0, after_ms: float = 3000) -> list[list[float]]:
+    """After `idle_s` of an idle GPU, per-call times of the best alone for `after_ms`: how long a
+    kernel at the power limit keeps its boost clock from a cool start (s10: the evaluator's
+    100 ms of heat may not reach the settled clock there)."""
+    time.sleep(idle_s)
+    return settling(fns, args, before_ms=0, after_ms=after_ms)
+
+
 def do_bench_each(fns: list[Callable], args: tuple, clocks: list) -> list[float]:
     """do_bench one function at a time, the clock sampled during each."""
     times = []
@@ -193,6 +202,8 @@ def protocols(pm: ProblemModule, case: Any, fns: list[Callable],
         # does 100 ms of heat bring a kernel at the power limit to its settled clock (s10)?
         "evaluator_cold": cold(evaluator()),
         "evaluator_cold_heat300": cold(evaluator(heat_ms=300)),
+        # A second of heat before every burst (s11): does the claim then match a hot GPU's?
+        "evaluator_cold_heat1000": cold(evaluator(heat_ms=1000)),
         "opinion_plain": lambda: opinion(fns, same, replay=False),
         "opinion_replay": lambda: opinion(fns, same, replay=True),
     }
@@ -225,6 +236,8 @@ def run_pair(label: str, name: str, params: dict, edit: tuple[str, str], deadlin
         print(label, protocol_name, json.dumps(result[protocol_name]), flush=True)
     if time.monotonic() < deadline:
         result["settling"] = settling(fns, pm.make_args(case, 0, "cuda"))
+    if time.monotonic() < deadline:
+        result["settling_cold"] = settling_cold(fns, pm.make_args(case, 0, "cuda"))
     return result
 
 

@@ -251,3 +251,18 @@ def test_a_launch_wrapped_for_torch_compile_is_found_and_its_grid_follows(tmp_pa
     out = apply_assignment(space, {"add_kernel.BLOCK_SIZE": 1024})
     assert changed_lines(source, out) == [
         "wrap_triton(add_kernel)[(triton.cdiv(n_elements, 1024),)](x, y, out, n_elements, BLOCK_SIZE=1024)"]
+
+
+def test_an_entry_bound_to_an_autograd_functions_apply_is_followed(tmp_path):
+    path = CORPUS / "layernorm_function_apply.py"
+    assert ProblemModule(path).param_names == ["x", "normalized_shape", "weight", "bias", "eps"]
+    space, _ = captured_space(path)
+    [site] = space.sites
+    assert site.via == ("layer_norm",) and site.kernel == "_ln_forward"
+    warps = space.get("_ln_forward.num_warps")
+    assert warps.free and warps.per_case == {"M=5, N=300": 2, "M=3, N=1000": 4}
+    source = path.read_text()
+    out = apply_assignment(space, {"_ln_forward.num_warps": 8})
+    assert changed_lines(source, out) == ["num_warps = min(max(BLOCK // 128, 1), 8)"]
+    new = write(tmp_path, "layernorm_function_apply.py", out)
+    assert received(new)["num_warps"] == 8 and received(new, 0)["num_warps"] == 4  # still a function of the block

@@ -11,6 +11,7 @@ Triton's `jit`, however it was imported (`import triton`, `import triton as tr`,
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 
 TL = "triton.language"
@@ -34,6 +35,50 @@ def launched_kernel(call: ast.Call) -> ast.Name | None:
             target.func.id if isinstance(target.func, ast.Name) else ""
         target = target.args[0] if wrapper in _LAUNCH_WRAPPERS else target
     return target if isinstance(target, ast.Name) else None
+
+
+@dataclass(frozen=True)
+class EntryFunction:
+    """The function an entry name runs: a top-level def, or what a module-level alias names
+    (`layer_norm = LayerNorm.apply`, as Triton's layer-norm tutorial writes it: the autograd
+    Function's `forward`, whose `ctx` the caller does not pass)."""
+
+    fn: ast.FunctionDef
+    skip: int = 0  # leading parameters the caller does not pass
+    owner: str | None = None  # the class whose method `fn` is
+
+    def signature(self, name: str) -> ast.FunctionDef:
+        """A def of `name` with the parameters a caller passes (for code that wraps the entry)."""
+        args = copy.deepcopy(self.fn.args)
+        positional = [*args.posonlyargs, *args.args][self.skip:]
+        n_defaults = len(args.defaults)
+        args.posonlyargs, args.args = [], positional
+        args.defaults = args.defaults[max(0, n_defaults - len(positional)):] if n_defaults else []
+        return ast.FunctionDef(name, args, [ast.Pass()], [], self.fn.returns, None, lineno=self.fn.lineno,
+                               col_offset=0)
+
+
+def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
+    """What `entry` runs, for a top-level def or an alias of a def or of `Cls.apply`."""
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    found = defs.get(entry)
+    if isinstance(found, ast.FunctionDef):
+        return EntryFunction(found)
+    binds = [n.value for n in tree.body if isinstance(n, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == entry for t in n.targets)]
+    if found is not None or len(binds) != 1:
+        return None
+    value = binds[0]
+    if isinstance(value, ast.Name) and isinstance(defs.get(value.id), ast.FunctionDef):
+        return EntryFunction(defs[value.id])  # type: ignore[arg-type]
+    if isinstance(value, ast.Attribute) and value.attr == "apply" and isinstance(value.value, ast.Name):
+        cls = defs.get(value.value.id)
+        forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None) \
+            if isinstance(cls, ast.ClassDef) else None
+        static = forward is not None and any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                                             for d in forward.decorator_list)
+        return EntryFunction(forward, 1, cls.name) if static else None  # type: ignore[union-attr,arg-type]
+    return None
 
 
 @dataclass(frozen=True)

@@ -69,11 +69,25 @@ def import_file(path: Path, prefix: str) -> ModuleType:
 
 
 def signature_of(fn: Callable) -> list[Parameter]:
+    """The parameters a caller passes; for an autograd Function's `apply` (an entry written
+    `layer_norm = LayerNorm.apply`), its `forward`'s after `ctx`."""
+    owner = getattr(fn, "__self__", None)
+    forward = getattr(owner, "forward", None) if getattr(fn, "__name__", "") == "apply" else None
+    if isinstance(owner, type) and forward is not None and _is_autograd_function(owner):
+        found = list(inspect.signature(forward).parameters.values())[1:]
+    else:
+        found = list(inspect.signature(fn).parameters.values())
     params = []
-    for p in inspect.signature(fn).parameters.values():
+    for p in found:
         default = None if p.default is inspect.Parameter.empty else repr(p.default)
         params.append(Parameter(name=p.name, kind=p.kind.name, default=default))
     return params
+
+
+def _is_autograd_function(cls: type) -> bool:
+    import torch
+
+    return issubclass(cls, torch.autograd.Function)
 
 
 class ProblemModule:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tritonforge.analysis.kernel_source import entry_function
 from tritonforge.problem.custom_ops import RenameOps, defined_ops
 
 # What the problem format reads from a file: it stays the best file's own.
@@ -36,9 +37,10 @@ def dispatch_source(best: str, entry: str, variants: list[Variant]) -> str:
     if any(not v.condition for v in variants[:-1]):
         raise ValueError("only the last version may go without a condition")
     best_tree = ast.parse(best)
-    entry_def = _top_level(best_tree).get(entry)
-    if not isinstance(entry_def, ast.FunctionDef):
+    found = entry_function(best_tree, entry)
+    if found is None:
         raise ValueError(f"entry {entry!r} is not a top-level function of the best file")
+    entry_def = found.signature(entry)
     fallback = f"_{entry}_best"
     lines = [best.rstrip("\n"), "", "",
              "# --- Per-shape dispatch (TritonForge): the cases were measured fastest with different",

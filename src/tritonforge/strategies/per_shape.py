@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from tritonforge.analysis.kernel_source import entry_function
 from tritonforge.strategies.base import Candidate, SearchState, Strategy, source_key
 from tritonforge.strategies.dispatch import Variant, dispatch_source
 
@@ -106,10 +107,11 @@ def _winner(case: str, pool: list[Contender], best: Contender) -> Contender:
 
 
 def _positional_params(source: str, entry: str) -> list[str]:
-    for stmt in ast.parse(source).body:
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == entry:
-            return [a.arg for a in [*stmt.args.posonlyargs, *stmt.args.args]]
-    return []
+    found = entry_function(ast.parse(source), entry)
+    if found is None:
+        return []
+    args = found.signature(entry).args
+    return [a.arg for a in [*args.posonlyargs, *args.args]]
 
 
 def _size_keys(shapes: list[list[int] | None], params: list[str]

@@ -155,9 +155,12 @@ def solve(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], 
 def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], tid: str,
               want: dict[str, Any], edits: dict[int, int], locked: frozenset[int]) -> tuple[int, int] | None:
     """The edit of one of `tid`'s literals that reaches its target and disturbs the fewest
-    values already settled; literals written as the value itself first."""
+    values already settled, then one that keeps a value that differed from case to case doing
+    so (`max(BLOCK // 256, 1)` -> `BLOCK // 128`, not `max(..., 8)`); literals written as the
+    value itself first."""
     target = want[tid]
     best: tuple[tuple, tuple[int, int]] | None = None
+    varied = _distinct(tree, runtime, values[tid], edits) > 1
     _, reads = _evaluate(tree, runtime, values[tid], runtime.dominant, edits)
     for knob in reads:
         if id(knob) in edits or id(knob) in locked:
@@ -173,11 +176,16 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
                 continue
             disturbed = sum(1 for other, v in values.items() if other != tid
                             and _value(tree, runtime, v, trial_edits) != _value(tree, runtime, v, edits))
-            rank = (disturbed, trial != target, abs((trial.bit_length()) - (current.bit_length())))
+            collapsed = varied and _distinct(tree, runtime, values[tid], trial_edits) == 1
+            rank = (disturbed, collapsed, trial != target, abs((trial.bit_length()) - (current.bit_length())))
             if best is None or rank < best[0]:
                 best = (rank, (id(knob), trial))
-            break  # the first trial that works is this literal's nearest
     return best[1] if best else None
+
+
+def _distinct(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: dict[int, int]) -> int:
+    """How many different values `value` takes over the cases under `edits`."""
+    return len({repr(_evaluate(tree, runtime, value, case, edits)[0]) for case in runtime.cases})
 
 
 def _value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: dict[int, int]) -> Any:

@@ -6,6 +6,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
+from tritonforge.analysis.kernel_source import entry_function
 from tritonforge.analysis.launch_sites.launches import collect_launches
 from tritonforge.analysis.launch_sites.model import LaunchSite, Span, Tunable
 from tritonforge.analysis.launch_sites.resolve import Scope, SourceModule
@@ -88,10 +89,10 @@ def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,
     top-level function of it.
     """
     module = module or SourceModule(source)
-    fn = module.functions.get(entry)
-    if fn is None or entry in module.kernels:
+    found = entry_function(module.tree, entry) if entry not in module.kernels else None
+    if found is None:
         raise ValueError(f"no plain top-level function named {entry!r}")
-    scope = Scope(fn, {}, (entry,))
+    scope = Scope(found.fn, {}, (entry,), found.owner)
     launches = list(collect_launches(module, scope))
     verify = runtime is not None and runtime.source_key in ("", source_key(source))
     return build_sites(module, launches, runtime, verify)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tritonforge.analysis.launch_sites import DEFAULT_WARPS, LaunchSite, SearchSpace, Tunable
+from tritonforge.analysis.launch_sites.runtime import Unreachable
 from tritonforge.strategies.base import SearchState
 from tritonforge.strategies.launch.feasibility import HardwareLimits, launch_metrics, launch_values
 from tritonforge.strategies.launch.moves import Move
@@ -193,7 +194,10 @@ def _keeps_waves(space: SearchSpace, site: LaunchSite, changes: dict[str, tuple[
     The grid is read from the rewritten file: a grid's own copy of a block moves with it."""
     if before is None:
         return True
-    moved = SearchSpace.from_source(apply_assignment(space, {k: v[1] for k, v in changes.items()}), site.via[0])
+    try:
+        moved = SearchSpace.from_source(apply_assignment(space, {k: v[1] for k, v in changes.items()}), site.via[0])
+    except Unreachable:
+        return False  # no edit of the file's literals gives these values: the search says why
     same = [s for s in moved.sites if (s.kernel, s.via) == (site.kernel, site.via)]
     after = _programs(same[0], moved.current, outlook) if len(same) == 1 else None
     if before is None or after is None or after >= before:

@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
-from tritonforge.analysis.kernel_source import Kernel, KernelSource, launched_kernel
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, entry_function, launched_kernel
 from tritonforge.strategies.editing import Edit, Place
 
 R = TypeVar("R")  # what a recipe makes of a kernel or a launch (a Rewrite, edits)
@@ -77,7 +77,8 @@ def insert_before(stmt: ast.stmt, lines: list[str]) -> Edit:
 def entry_launches(ks: KernelSource, entry: str) -> tuple[ast.FunctionDef, list[tuple[Launch, Launch]]] | str:
     """The entry function and each pair of consecutive launches in one list of its statements,
     or why there is none."""
-    fn = next((n for n in ks.tree.body if isinstance(n, ast.FunctionDef) and n.name == entry), None)
+    found = entry_function(ks.tree, entry)
+    fn = found.fn if found else None
     if fn is None:
         return f"no function '{entry}' at the top level"
     pairs = []
