@@ -123,3 +123,25 @@ def test_a_leap_never_narrows_the_innermost_dim_below_a_line():
     moves = leaps(space_of(source), HardwareLimits(), outlook, set())
     assert moves and all(m.changes.get("col_sum_kernel.BLOCK_N", (16, 16))[1] >= 16 for m in moves)
     assert any(m.changes["col_sum_kernel.BLOCK_M"][1] >= 64 for m in moves)  # the loop dim still leaps
+
+
+def test_a_leap_no_literal_edit_reaches_is_left_out_not_raised():
+    # layernorm_function_apply's block is min(cap, next_power_of_2(N)): on rows of 1000 no edit
+    # of the file's literals gives a block beyond 1024, whatever the leap asks for.
+    from tritonforge.analysis.launch_capture import capture_launches
+    from tritonforge.problem.module import ProblemModule
+
+    path = ROOT / "benchmarks" / "corpus" / "layernorm_function_apply.py"
+    pm = ProblemModule(path)
+    captured = {c.label: [r.to_json() for r in capture_launches(pm.entry, pm.make_args(c, 0, "cpu"),
+                                                                 execute=False, stand_ins=True)]
+                for c in pm.cases()[1]}
+    source = path.read_text()
+    labels = list(captured)
+    state = state_for(source, cases=[case(labels[-1], 1.0)], floors={labels[-1]: 0.01})
+    state.captured = captured  # its last case is the dominant one
+    strategy = LaunchParamStrategy()
+    got = strategy.propose(state, 8)
+    assert got and all(c.params for c in got)
+    assert not any(m.kind == "leap" and "BLOCK" in str(m.changes) for m in strategy.last_moves
+                   if m.status == "proposed")
