@@ -229,6 +229,11 @@ def test_space_description_shows_the_space_and_the_walk():
     rings = [m["ring"] for m in d["moves"]]
     assert rings == sorted(rings)  # every neighbour before any two-step combination
     assert {m["status"] for m in d["moves"]} <= {"proposed", "pruned", "tried", "duplicate", "deferred"}
+    assert d["on"] == source_key(load("col_sum"))  # the file the space was read from
+    other = got[0]
+    strategy.propose(state_for(load("col_sum"), best=other), 1)  # a rewrite's own turn, say
+    assert strategy.describe_space()["on"] == other.key
+    assert strategy.describe_space()["tunables"][0]["current"] == values(other)["col_sum_kernel.BLOCK_M"]
 
 
 def test_is_a_strategy_and_gives_up_quietly_on_unreadable_files():

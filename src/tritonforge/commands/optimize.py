@@ -168,8 +168,8 @@ def _launch_parameters(store: RunStore, result: SearchResult, baseline_source: s
     spaces = [e["data"] for e in store.events("search_space") if e["data"].get("strategy") == LaunchParamStrategy.name]
     if spaces:
         last = spaces[-1]
-        best = next((e["data"].get("best") for e in store.events("round")
-                     if e["data"].get("round") == last["round"]), None)
+        best = last["space"].get("on") or next((e["data"].get("best") for e in store.events("round")
+                                                if e["data"].get("round") == last["round"]), None)
         on = "the baseline" if best == source_key(baseline_source) else f"candidate `{best}`"
         return launch_parameters(last["space"], f"round {last['round']}'s search space, on {on}")
     basis = "a fresh analysis of " + ("the baseline" if not result.improved else f"candidate `{result.best.key}`")

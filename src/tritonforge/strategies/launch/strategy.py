@@ -36,6 +36,7 @@ class LaunchParamStrategy(Strategy):
         self.max_new_configs = max_new_configs
         self.max_combos = max_combos
         self.last_space: SearchSpace | None = None
+        self.last_basis = ""  # the key of the candidate last_space was read from
         self.last_moves: list[MoveRecord] = []
         self._analyses: dict[str, SearchSpace | None] = {}  # by source key: sources never change
         self._runtime: Runtime | None = None
@@ -50,7 +51,7 @@ class LaunchParamStrategy(Strategy):
         self.last_moves = []
         self._learn_runtime(state)
         space = self._space(state.best.source, state.entry)
-        self.last_space = space
+        self.last_space, self.last_basis = space, state.best.key
         if space is None or not space.tunables or limit <= 0:
             return []
         limits = self.limits.with_gpu(state.gpu)
@@ -68,6 +69,7 @@ class LaunchParamStrategy(Strategy):
         """The last analysed space and the moves of the last `propose`, in walk order."""
         out = space_record(self.last_space) if self.last_space else {"sites": [], "tunables": [], "fixed": []}
         out["strategy"] = self.name
+        out["on"] = self.last_basis  # a rewrite's own turn reads another file than the best
         out["moves"] = [asdict(m) for m in self.last_moves]
         return out
 
