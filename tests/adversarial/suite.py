@@ -38,6 +38,7 @@ PROBLEMS = {
     "softmax": EXAMPLES / "softmax.py",
     "matmul": EXAMPLES / "matmul.py",
     "loose_tolerance": HERE / "problems" / "loose_tolerance.py",
+    "op_add": HERE.parents[0] / "fixtures" / "problems" / "styles" / "triton_op_add.py",
 }
 HANG_S = 10.0  # check limit for rows that are meant to hang: long enough for any honest call here
 
@@ -56,6 +57,7 @@ class Row:
     gap: str = ""  # a known hole in the evaluator that makes this row fail until it is closed
     # Other verdicts that are just as right: which check catches a race depends on scheduling.
     also: tuple[Status, ...] = ()
+    max_speedup: float | None = None  # a correct verdict's speedup must stay below this (a fake is far above)
 
     def expect(self, device: str) -> Status | None:
         return self.expect_cpu if device == "cpu" else self.expect_gpu
@@ -101,6 +103,9 @@ ROWS: list[Row] = [
     _row("vector_add", "lazy_subclass", S.REJECTED, S.REJECTED),
     _row("loose_tolerance", "zeros", S.WRONG, S.WRONG),
     _row("vector_add", "seed_precompute", S.WRONG, S.WRONG),
+    # Taking the problem's PyTorch operator name for a slow kernel, to slow the baseline timed
+    # beside it: each import keeps its own operators, so it is correct and no faster.
+    _row("op_add", "shadow_operator", S.CORRECT, S.CORRECT, max_speedup=1.5),
     # Faults. In the interpreter a wild store is a wild host store: the worker dies of SIGSEGV.
     _row("vector_add", "kernel_infinite_loop", S.TIMEOUT, S.TIMEOUT, kind="fault", timeout_s=HANG_S),
     _row("vector_add", "illegal_access", S.CRASH, S.CRASH, kind="fault"),
@@ -132,6 +137,7 @@ class Result:
     seconds: float
     good_after: bool  # the known-good candidate judged correct right after the row
     good_message: str = ""  # why it was not, when it was not
+    speedup: float | None = None  # the verdict's, where the row asks
 
     @property
     def holds(self) -> bool:
@@ -139,12 +145,15 @@ class Result:
 
     @property
     def as_expected(self) -> bool:
-        return self.got is self.expected or (self.got is not None and self.got in self.row.also)
+        status = self.got is self.expected or (self.got is not None and self.got in self.row.also)
+        limit = self.row.max_speedup
+        return status and (limit is None or (self.speedup is not None and self.speedup < limit))
 
     def to_json(self) -> dict:
         return {"row": self.row.name, "kind": self.row.kind, "problem": self.row.problem, "device": self.device,
                 "expected": _value(self.expected), "got": _value(self.got), "holds": self.holds,
-                "good_after": self.good_after, "good_message": self.good_message, "seconds": round(self.seconds, 2),
+                "good_after": self.good_after, "good_message": self.good_message, "speedup": self.speedup,
+                "seconds": round(self.seconds, 2),
                 "message": self.message}
 
 
@@ -168,6 +177,7 @@ class Bench:
         self.options = options_for(device)
         self.worker = WorkerClient(device)
         self.evaluators: dict[str, Evaluator] = {}
+        self.speedup: float | None = None  # the last row verdict's
 
     def evaluator(self, problem: str) -> Evaluator:
         if problem not in self.evaluators:
@@ -176,6 +186,7 @@ class Bench:
         return self.evaluators[problem]
 
     def run(self, row: Row) -> Result:
+        self.speedup = None
         ev = self.evaluator(row.problem)
         if row.timeout_s and row.via(self.device) == "evaluator":
             # Warm the worker on this problem with the good file first, so that a short limit covers
@@ -199,7 +210,8 @@ class Bench:
         ok = good[0] is Status.CORRECT
         if not ok:  # the worker is suspect: later rows must not inherit what this one left behind
             self.worker.close()
-        return Result(row, self.device, row.expect(self.device), got, message, seconds, ok, "" if ok else good[1])
+        return Result(row, self.device, row.expect(self.device), got, message, seconds, ok, "" if ok else good[1],
+                      self.speedup if row.max_speedup is not None else None)
 
     def _judge(self, ev: Evaluator, row: Row | None) -> tuple[Status, str]:
         """Judge a row's candidate, or the problem file itself (first case only) when row is None."""
@@ -216,6 +228,8 @@ class Bench:
                 verdict = ev.evaluate(ev.problem.path, cases=ev.cases[:1])
         finally:
             ev.options = self.options
+        if row:
+            self.speedup = verdict.speedup.value if verdict.speedup else None
         return verdict.status, _first_line(verdict.message)
 
     def close(self) -> None:

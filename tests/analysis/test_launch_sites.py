@@ -336,3 +336,41 @@ def go(x):
     assert not any(t.id.startswith("tuned_kernel.EVEN") and t.free for t in space.by_id.values())
     built = space.get("built_kernel.autotune_configs")
     assert not built.free and "built by code" in built.why
+
+
+def test_an_instance_made_in_the_entry_is_followed_and_its_constructor_argument_tuned():
+    source, space = space_of(ELEMENTWISE + '''
+class Scale(torch.nn.Module):
+    BLOCK = 128  # a class attribute: read through self like one set in __init__
+
+    def __init__(self, warps=4):
+        super().__init__()
+        self.warps = warps
+
+    def forward(self, x, alpha):
+        out = torch.empty_like(x)
+        n = x.numel()
+        scale_kernel[(triton.cdiv(n, self.BLOCK),)](x, out, n, alpha, BLOCK=self.BLOCK, num_warps=self.warps)
+        return out
+
+def scale(x, alpha):
+    op = Scale(warps=2)
+    return op(x, alpha)
+''', "scale")
+    [site] = space.sites
+    assert site.via == ("scale", "Scale.forward")
+    block, warps = space.get("scale_kernel.BLOCK"), space.get("scale_kernel.num_warps")
+    assert block.free and line_of(source, block.locations[0]) == "BLOCK = 128  # a class attribute: read through self like one set in __init__"
+    assert warps.free and warps.current == 2 and line_of(source, warps.locations[0]) == "op = Scale(warps=2)"
+
+
+def test_a_spread_dict_of_unknown_keys_is_named_and_nothing_is_inserted_beside_it():
+    _, space = space_of(ELEMENTWISE + '''
+def scale(x, alpha, **launch_options):
+    out = torch.empty_like(x)
+    scale_kernel[(1,)](x, out, x.numel(), alpha, **launch_options)
+    return out
+''', "scale")
+    block, warps = space.get("scale_kernel.BLOCK"), space.get("scale_kernel.num_warps")
+    assert not block.free and "may come from **launch_options" in block.why
+    assert not warps.free and "may come from **launch_options" in warps.why  # no num_warps= beside it

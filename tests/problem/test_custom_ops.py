@@ -11,7 +11,7 @@ import torch
 from tests.conftest import FIXTURES
 from tritonforge import triton_hooks
 from tritonforge.analysis.launch_capture import capture_launches
-from tritonforge.problem.module import import_file
+from tritonforge.problem.module import ProblemModule, import_file
 from tritonforge.strategies.dispatch import Variant, dispatch_source
 
 TRITON_OP = FIXTURES / "problems" / "styles" / "triton_op_add.py"
@@ -49,3 +49,8 @@ def test_a_per_shape_copy_registers_its_operator_under_a_name_of_its_own(tmp_pat
         assert torch.allclose(module.add(x, y), x + y)
         [launch] = capture_launches(module.add, (x, y), execute=True)
         assert launch.constexprs["BLOCK_SIZE"] == block  # each size runs its own registration
+
+
+def test_an_operator_entry_has_its_schemas_parameters(interpreted):
+    pm = ProblemModule(TRITON_OP)
+    assert pm.param_names == ["x", "y"]  # not the (*args, **kwargs) of the operator object

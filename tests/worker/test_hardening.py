@@ -57,6 +57,9 @@ def test_defining_an_operator_of_its_own_is_not_overriding_one():
     assert introspection(defines) is None
     assert introspection("from torch.library import triton_op, Library\n") == "imports from torch.library"
     assert introspection("import torch\ntorch.library.impl('aten::add', 'CPU')\n") == "uses torch.library.impl"
+    calls_own = defines + "def g(x):\n    return torch.ops.mine.f.default(x)\n"
+    assert introspection(calls_own) is None  # its own operator, by name
+    assert introspection(defines + "y = torch.ops.aten.add\n") == "uses torch.ops.aten.add"
 
 
 def test_what_a_python_operator_computes_is_seen_inside_it():

@@ -70,7 +70,13 @@ def import_file(path: Path, prefix: str) -> ModuleType:
 
 def signature_of(fn: Callable) -> list[Parameter]:
     """The parameters a caller passes; for an autograd Function's `apply` (an entry written
-    `layer_norm = LayerNorm.apply`), its `forward`'s after `ctx`."""
+    `layer_norm = LayerNorm.apply`), its `forward`'s after `ctx`; for an operator made with
+    torch.library.triton_op or custom_op, its schema's."""
+    schema = getattr(getattr(fn, "_opoverload", None), "_schema", None)  # a CustomOpDef
+    if schema is not None:
+        return [Parameter(name=a.name, kind="KEYWORD_ONLY" if a.kwarg_only else "POSITIONAL_OR_KEYWORD",
+                          default=repr(a.default_value) if a.has_default_value() else None)
+                for a in schema.arguments]
     owner = getattr(fn, "__self__", None)
     forward = getattr(owner, "forward", None) if getattr(fn, "__name__", "") == "apply" else None
     if isinstance(owner, type) and forward is not None and _is_autograd_function(owner):

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 
+from tritonforge.problem.custom_ops import defined_ops
+
 MODULES = frozenset({"inspect", "gc", "ctypes", "tritonforge", "importlib", "builtins", "traceback",
                      "_thread"})
 NAMES = frozenset({"__import__", "exec", "eval", "globals", "vars", "breakpoint"})
@@ -44,6 +46,21 @@ def _dotted(node: ast.AST) -> str:
     return ".".join(reversed(parts))
 
 
+def _inner(node: ast.Attribute) -> list[ast.AST]:
+    """The shorter names inside `a.b.c`: `a.b` and `a`."""
+    out: list[ast.AST] = []
+    while isinstance(node, ast.Attribute):
+        node = node.value
+        out.append(node)
+    return out
+
+
+def _own_op(dotted: str, own: set[tuple[str, ...]]) -> bool:
+    """`torch.ops.<ns>.<name>` or one of its overloads, for an operator the file defines."""
+    parts = dotted.split(".")
+    return len(parts) in (4, 5) and parts[:2] == ["torch", "ops"] and tuple(parts[2:4]) in own
+
+
 def _only_allowed(node: ast.ImportFrom) -> bool:
     return all(f"{node.module}.{a.name}" in ALLOWED for a in node.names)
 
@@ -58,7 +75,9 @@ def introspection(source: str) -> str | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None  # reported as a load error elsewhere
-    allowed = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and _dotted(n) in ALLOWED}
+    own = {tuple(op.split("::")) for op in defined_ops(tree)}  # torch.ops.<ns>.<name> of its own operators
+    allowed = {id(inner) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+               and (_dotted(n) in ALLOWED or _own_op(_dotted(n), own)) for inner in _inner(n)}
     for node in ast.walk(tree):
         if id(node) in allowed:
             continue  # `torch.library` inside `torch.library.triton_op`
@@ -70,7 +89,8 @@ def introspection(source: str) -> str | None:
                 node.module.split(".")[0] in MODULES or _overrides(node.module)
                 or any(_overrides(f"{node.module}.{a.name}") for a in node.names)):
             return f"imports from {node.module}"
-        elif isinstance(node, ast.Attribute) and _overrides(_dotted(node)) and _dotted(node) not in ALLOWED:
+        elif isinstance(node, ast.Attribute) and _overrides(_dotted(node)) and _dotted(node) not in ALLOWED \
+                and not _own_op(_dotted(node), own):
             return f"uses {_dotted(node)}"
         elif isinstance(node, ast.Name) and node.id in NAMES:
             return f"calls {node.id}()"

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 
 from tritonforge.analysis.kernel_source import launched_kernel
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
-from tritonforge.analysis.launch_sites.resolve import Resolved, Scope, SourceModule, is_static
+from tritonforge.analysis.launch_sites.resolve import Made, Resolved, Scope, SourceModule, is_static
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue
 from tritonforge.analysis.launch_sites.syntax import bind_call, defaults_of, fold, last_name, params_of, span_of, walk_local
 
@@ -64,36 +64,37 @@ class _Callee:
     label: str  # "helper" or "Cls.method"
     skip: int = 0  # leading parameters the call does not pass (self, ctx)
     owner: str | None = None
-    instance: ast.Call | None = None
+    instance: Made | None = None
 
 
 def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
     """The function of this file a call reaches: a top-level helper, an autograd Function's
-    `forward` through `Cls.apply(...)`, a module-level instance's `forward` (an nn.Module called)
-    or method, a method called on `self`, or `Cls.method(...)`."""
+    `forward` through `Cls.apply(...)`, an instance's `forward` (an nn.Module called: `op(x)`,
+    `Cls(...)(x)`) or method, a method called on `self`, or `Cls.method(...)`."""
     if isinstance(f, ast.Name) and f.id in module.functions and f.id not in module.kernels:
         return _Callee(module.functions[f.id], f.id)
-    if isinstance(f, ast.Name):  # obj(...): the instance's forward (nn.Module) or __call__
-        made = module.instance_of(f.id)
-        return _method(module, made[0], ("forward", "__call__"), made[1]) if made else None
-    if isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and f.func.id in module.classes:  # Cls(...)(x)
-        return _method(module, f.func.id, ("forward", "__call__"), f)
+    if isinstance(f, (ast.Name, ast.Call)):  # obj(...): the instance's forward (nn.Module) or __call__
+        made = module.instance_of(f, scope)
+        return _method(module, made, ("forward", "__call__")) if made else None
     if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)):
         return None
     base, attr = f.value.id, f.attr
     if base == scope.self_name and scope.owner:
-        return _method(module, scope.owner, (attr,), scope.instance)
+        return _method(module, scope.instance or scope.owner, (attr,))
     if base in module.classes:
         if attr == "apply":  # torch.autograd.Function: apply(*args) calls forward(ctx, *args)
             fn = module.method(base, "forward")
             return _Callee(fn, f"{base}.forward", 1, base) if fn and is_static(fn) else None
         fn = module.method(base, attr)
         return _Callee(fn, f"{base}.{attr}", 0, base) if fn else None
-    made = module.instance_of(base)
-    return _method(module, made[0], (attr,), made[1]) if made else None
+    made = module.instance_of(f.value, scope)
+    return _method(module, made, (attr,)) if made else None
 
 
-def _method(module: SourceModule, cls: str, names: tuple[str, ...], instance: ast.Call | None) -> _Callee | None:
+def _method(module: SourceModule, made: Made | str, names: tuple[str, ...]) -> _Callee | None:
+    """The first of `names` the class defines, called on an instance (`made`, or one of the
+    class whose making is not known)."""
+    cls, instance = (made, None) if isinstance(made, str) else (made.cls, made)
     for name in names:
         fn = module.method(cls, name)
         if fn is not None:
@@ -109,9 +110,12 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
             break
         bound[name] = arg
     options: dict[str, ast.expr] = {}
+    opaque = ""  # a dict spread into the launch whose keys the file does not say
     for kw in call.keywords:
         if kw.arg is None:  # **meta: each key the dict is known to have, as `meta["KEY"]`
-            for key in spread_keys(module, kw.value, scope):
+            keys = spread_keys(module, kw.value, scope)
+            opaque = opaque or ("" if keys else f"**{module.text(kw.value)}")
+            for key in keys:
                 item = ast.Subscript(kw.value, ast.Constant(key), ast.Load())  # no position: text is unparsed
                 (bound if key in facts.params else options).setdefault(key, item)
         elif kw.arg in facts.params:
@@ -119,11 +123,12 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
         else:
             options[kw.arg] = kw.value
     launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid)
-    _add_uses(module, launch, bound, options)
+    _add_uses(module, launch, bound, options, opaque)
     return launch
 
 
-def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], options: dict[str, ast.expr]) -> None:
+def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], options: dict[str, ast.expr],
+              opaque: str = "") -> None:
     facts = launch.facts
     fn = module.functions[facts.name]
     defaults = defaults_of(fn)
@@ -140,6 +145,8 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
             r = module.resolve(defaults[c], module.module_scope())
             r.where = f"default of {facts.name}: {r.where}"
             expr, where_fn = defaults[c], None
+        elif opaque:
+            r = Resolved("unknown", "", f"{c} may come from {opaque}, whose keys the file does not say")
         else:
             r = Resolved("unknown", "", f"{c} is not passed at the launch")
         launch.uses.append(Use(-1, facts.name, c, "constexpr", r, expr=expr, fn=where_fn))
@@ -154,6 +161,9 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
         if opt in options:
             r = _resolve_arg(module, opt, options[opt], launch.scope)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=options[opt], fn=launch.scope.fn))
+        elif opaque:  # inserting it could clash with the spread dict's own
+            launch.uses.append(Use(-1, facts.name, opt, opt, Resolved(
+                "unknown", "", f"{opt} may come from {opaque}, whose keys the file does not say")))
         else:
             r = Resolved("insert", str(default), f"not passed: Triton's default {default}", None, default)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, _insertion_point(launch.call, opt)))

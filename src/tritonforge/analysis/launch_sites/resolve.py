@@ -22,7 +22,7 @@ class Scope:
     args: dict[str, tuple[ast.expr, "Scope"]]  # helper parameters bound at the call, in the caller's scope
     chain: tuple[str, ...]  # functions from the entry down to this one ("Cls.forward" for a method)
     owner: str | None = None  # the class whose method `fn` is
-    instance: ast.Call | None = None  # the module-level `Cls(...)` call that made `self`, if known
+    instance: "Made | None" = None  # the `Cls(...)` call that made `self`, if known
 
     @property
     def is_entry(self) -> bool:
@@ -35,6 +35,15 @@ class Scope:
             return None
         params = params_of(self.fn)
         return params[0].arg if params else None
+
+
+@dataclass
+class Made:
+    """An instance of a class of the file: the `Cls(...)` call and the scope its arguments are read in."""
+
+    cls: str
+    call: ast.Call
+    scope: Scope
 
 
 def is_static(fn: ast.FunctionDef) -> bool:
@@ -82,12 +91,15 @@ class SourceModule:
         node = self.classes.get(cls)
         return next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None) if node else None
 
-    def instance_of(self, name: str) -> tuple[str, ast.Call] | None:
-        """(class, constructor call) for a module-level `name = Cls(...)` of a class of this file."""
-        binds = self.top.get(name) or []
-        value = binds[0].value if len(binds) == 1 and binds[0].exact else None
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.classes:
-            return value.func.id, value
+    def instance_of(self, expr: ast.expr, scope: Scope) -> Made | None:
+        """The instance `expr` is: `Cls(...)` itself, or a name bound once to it (a local or a
+        module-level `op = Cls(...)`)."""
+        where = scope
+        if isinstance(expr, ast.Name):
+            bind, where, _ = self.definition(expr.id, scope)
+            expr = bind.value if bind is not None and bind.exact and bind.value is not None else None
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in self.classes:
+            return Made(expr.func.id, expr, where)
         return None
 
     def definition(self, name: str, scope: Scope) -> tuple[Binding | None, Scope, str]:
@@ -199,10 +211,11 @@ class SourceModule:
         return out
 
     def _init_args(self, init: ast.FunctionDef, scope: Scope) -> dict[str, tuple[ast.expr, Scope]]:
-        """`__init__`'s parameters as the module-level constructor call passes them."""
-        if scope.instance is None or init.name != "__init__":
+        """`__init__`'s parameters as the call that made the instance passes them."""
+        made = scope.instance
+        if made is None or init.name != "__init__":
             return {}
-        return {k: (v, self.module_scope()) for k, v in bind_call(init, scope.instance, skip=1).items()}
+        return {k: (v, made.scope) for k, v in bind_call(init, made.call, skip=1).items()}
 
     def heuristic(self, kernel: str, param: str) -> ast.expr | None:
         return self._triton[kernel].heuristic(param)
