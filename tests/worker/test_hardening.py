@@ -60,6 +60,9 @@ def test_defining_an_operator_of_its_own_is_not_overriding_one():
     calls_own = defines + "def g(x):\n    return torch.ops.mine.f.default(x)\n"
     assert introspection(calls_own) is None  # its own operator, by name
     assert introspection(defines + "y = torch.ops.aten.add\n") == "uses torch.ops.aten.add"
+    assert introspection(defines.replace("mine::f", "aten::f")) == "defines aten::f in torch's own namespace"
+    fake = "import torch\ntorch.library.register_fake('aten::add.Tensor')(lambda a, b, alpha=1: a)\n"
+    assert introspection(fake) == "registers a fake kernel for aten::add.Tensor, an operator it does not define"
 
 
 def test_what_a_python_operator_computes_is_seen_inside_it():

@@ -19,17 +19,21 @@ _DEFINERS = frozenset({"triton_op", "custom_op"})
 
 def defined_ops(tree: ast.AST) -> set[str]:
     """"namespace::name" of each operator `tree` defines with triton_op or custom_op."""
-    out = set()
+    return {op for fn, op in operator_calls(tree) if fn in _DEFINERS and op.count("::") == 1}
+
+
+def operator_calls(tree: ast.AST) -> list[tuple[str, str]]:
+    """(function, operator name) for each call like `triton_op("ns::name", ...)` or
+    `register_fake("ns::name")` whose first argument is a string."""
+    out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         f = node.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if name not in _DEFINERS:
-            continue
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
-        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.count("::") == 1:
-            out.add(first.value)
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            out.append((name, first.value))
     return out
 
 

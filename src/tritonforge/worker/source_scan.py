@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from tritonforge.problem.custom_ops import defined_ops
+from tritonforge.problem.custom_ops import defined_ops, operator_calls
 
 MODULES = frozenset({"inspect", "gc", "ctypes", "tritonforge", "importlib", "builtins", "traceback",
                      "_thread"})
@@ -32,6 +32,8 @@ TORCH_OVERRIDES = ("torch.library", "torch._C", "torch.ops", "torch.overrides", 
 # their own (PyTorch refuses the aten, prim and torch namespaces) and wrapping a launch so
 # torch.compile can trace it. Each import of a file gets its own operator names
 # (`problem.custom_ops`), so a candidate's cannot take the baseline's place.
+RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "c10", "c10d", "_c10d_functional", "quantized",
+                                 "_quantized", "inductor", "higher_order"})
 ALLOWED = frozenset({"torch.library.triton_op", "torch.library.wrap_triton", "torch.library.capture_triton",
                      "torch.library.custom_op", "torch.library.register_fake"})
 
@@ -61,6 +63,18 @@ def _own_op(dotted: str, own: set[tuple[str, ...]]) -> bool:
     return len(parts) in (4, 5) and parts[:2] == ["torch", "ops"] and tuple(parts[2:4]) in own
 
 
+def _operator_misuse(tree: ast.AST) -> str | None:
+    """An operator defined in torch's own namespaces, or a fake kernel registered for an
+    operator the file does not define."""
+    own = defined_ops(tree)
+    for fn, op in operator_calls(tree):
+        if fn in ("triton_op", "custom_op") and op.split("::")[0] in RESERVED_NAMESPACES:
+            return f"defines {op} in torch's own namespace"
+        if fn == "register_fake" and op.split(".")[0] not in own:
+            return f"registers a fake kernel for {op}, an operator it does not define"
+    return None
+
+
 def _only_allowed(node: ast.ImportFrom) -> bool:
     return all(f"{node.module}.{a.name}" in ALLOWED for a in node.names)
 
@@ -75,6 +89,9 @@ def introspection(source: str) -> str | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None  # reported as a load error elsewhere
+    misuse = _operator_misuse(tree)
+    if misuse:
+        return misuse
     own = {tuple(op.split("::")) for op in defined_ops(tree)}  # torch.ops.<ns>.<name> of its own operators
     allowed = {id(inner) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
                and (_dotted(n) in ALLOWED or _own_op(_dotted(n), own)) for inner in _inner(n)}
