@@ -58,6 +58,10 @@ class EntryFunction:
                                col_offset=0)
 
 
+def is_static(fn: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+
+
 def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
     """What `entry` runs, for a top-level def or an alias of a def or of `Cls.apply`."""
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
@@ -75,9 +79,7 @@ def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
         cls = defs.get(value.value.id)
         forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None) \
             if isinstance(cls, ast.ClassDef) else None
-        static = forward is not None and any(isinstance(d, ast.Name) and d.id == "staticmethod"
-                                             for d in forward.decorator_list)
-        return EntryFunction(forward, 1, cls.name) if static else None  # type: ignore[union-attr,arg-type]
+        return EntryFunction(forward, 1, cls.name) if forward and is_static(forward) else None  # type: ignore[union-attr]
     return None
 
 

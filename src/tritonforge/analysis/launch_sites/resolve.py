@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-from tritonforge.analysis.kernel_source import Kernel, KernelSource
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, is_static
 from tritonforge.analysis.launch_sites.model import ConfigSpec, KernelFacts
 from tritonforge.analysis.launch_sites.shapes import ShapeWalker
 from tritonforge.analysis.launch_sites.syntax import (Binding, bind_call, bindings, defaults_of, fold, last_name,
@@ -44,10 +44,6 @@ class Made:
     cls: str
     call: ast.Call
     scope: Scope
-
-
-def is_static(fn: ast.FunctionDef) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
 
 
 @dataclass
