@@ -374,3 +374,35 @@ def scale(x, alpha, **launch_options):
     block, warps = space.get("scale_kernel.BLOCK"), space.get("scale_kernel.num_warps")
     assert not block.free and "may come from **launch_options" in block.why
     assert not warps.free and "may come from **launch_options" in warps.why  # no num_warps= beside it
+
+
+def test_module_level_constexpr_globals_read_in_the_kernel_are_tunables_at_their_literals():
+    source, space = space_of('''
+TILE_M = tl.constexpr(4)
+TILE_N = tl.constexpr(32)
+SCALE = tl.constexpr(2)  # read in the kernel but shapes no tensor: may carry meaning
+PLAIN = 64  # not a constexpr: Triton would refuse it in a kernel, and no kernel reads it
+
+@triton.jit
+def bias_kernel(x_ptr, b_ptr, out_ptr, M, N):
+    rows = tl.program_id(0) * TILE_M + tl.arange(0, TILE_M)
+    cols = tl.program_id(1) * TILE_N + tl.arange(0, TILE_N)
+    offs = rows[:, None] * N + cols[None, :]
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    x = tl.load(x_ptr + offs, mask=mask) * SCALE
+    tl.store(out_ptr + offs, x + tl.load(b_ptr + cols, mask=cols < N)[None, :], mask=mask)
+
+def add_bias(x, b):
+    M, N = x.shape
+    out = torch.empty_like(x)
+    bias_kernel[(triton.cdiv(M, TILE_M.value), triton.cdiv(N, TILE_N.value))](x, b, out, M, N)
+    return out
+''', "add_bias")
+    [site] = space.sites
+    assert site.facts.globals == ("TILE_M", "TILE_N", "SCALE")
+    m, n = space.get("bias_kernel.TILE_M"), space.get("bias_kernel.TILE_N")
+    assert m.free and m.current == 4 and line_of(source, m.locations[0]) == "TILE_M = tl.constexpr(4)"
+    assert text_at(source, n.locations[0]) == "32" and "at module level" in n.why and "read inside bias_kernel" in n.why
+    assert n.id in m.pairs  # the two form one 2-D tile
+    scale = space.get("bias_kernel.SCALE")
+    assert not scale.free and "shapes no tensor" in scale.why

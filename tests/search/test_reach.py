@@ -22,6 +22,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("capped_pow2.py", "BLOCK = min(triton.next_power_of_2(n_cols), "),
     ("helper_if_chain.py", "block = "),
     ("heuristic_block.py", "@triton.heuristics"),
+    ("global_constexpr.py", "_BLOCK = tl.constexpr("),  # read inside the kernel, not passed
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

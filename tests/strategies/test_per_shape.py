@@ -58,6 +58,19 @@ def test_each_size_runs_its_own_module_constant_and_the_kernel_is_shared(tmp_pat
         assert [c["BLOCK_SIZE"] for c in _constexprs(module.add, x, y)] == [block]
 
 
+def test_a_constexpr_global_is_copied_with_the_kernel_that_reads_it(tmp_path):
+    source = (FIXTURES / "problems" / "styles" / "global_constexpr.py").read_text()
+    best = source.replace("_BLOCK = tl.constexpr(32)", "_BLOCK = tl.constexpr(1024)")
+    merged = dispatch_source(best, "softplus", [Variant(source, "x.numel() <= 1000", "_BLOCK 1024->32")])
+    assert merged.count("@triton.jit") == 2 and "_BLOCK_v1 = tl.constexpr(32)" in merged
+    module = _load(merged, tmp_path, "merged_softplus")
+    for n, programs in ((700, 22), (3001, 3)):  # 700 / 32 and 3001 / 1024, rounded up
+        x = torch.randn(n) * 4
+        torch.testing.assert_close(module.softplus(x), torch.nn.functional.softplus(x))
+        [launch] = capture_launches(module.softplus, (x,), execute=True)
+        assert launch.grid[0] == programs
+
+
 @pytest.mark.slow
 def test_a_dict_config_entry_is_copied_with_the_entry_that_reads_it(tmp_path):
     best = DICT_CONFIG.replace('torch.float32: {"BLOCK_M": 2, "BLOCK_N": 16, "num_warps": 2}',

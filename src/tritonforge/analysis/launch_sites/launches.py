@@ -150,6 +150,8 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
         else:
             r = Resolved("unknown", "", f"{c} is not passed at the launch")
         launch.uses.append(Use(-1, facts.name, c, "constexpr", r, expr=expr, fn=where_fn))
+    for g in facts.globals:
+        launch.uses.append(Use(-1, facts.name, g, "constexpr", _global_value(module, facts.name, g)))
     if facts.autotuned:
         node, configs, why = module.autotune_list(fn)
         text = module.text(node) if node else ""
@@ -193,6 +195,20 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
             return []
         return list(dict.fromkeys(k for ks in keys for k in ks))
     return []
+
+
+def _global_value(module: SourceModule, kernel: str, name: str) -> Resolved:
+    """A module-level `NAME = tl.constexpr(<int>)` the kernel reads: its literal is the tunable,
+    and host code that reads `NAME` (the grid's `NAME.value`) follows the same edit."""
+    call = module.constexpr_global(name)
+    assert call is not None
+    arg = call.args[0]
+    value = fold(arg)
+    if value is None or not isinstance(arg, ast.Constant):
+        return Resolved("derived", module.text(arg), f"{name} = {module.text(call)} at module level, read inside "
+                                                     f"{kernel}: not an integer literal")
+    return Resolved("literal", module.text(arg), f"{name} = {module.text(call)} at module level (line {call.lineno}), "
+                                                 f"read inside {kernel}", arg, value)
 
 
 def _heuristic_use(module: SourceModule, kernel: str, param: str) -> Use:

@@ -142,13 +142,14 @@ class KernelFacts:
     line: int
     params: tuple[str, ...]
     constexprs: tuple[str, ...]
-    roles: dict[str, frozenset[str]]
+    roles: dict[str, frozenset[str]]  # of the constexprs and the globals
     tiles: tuple[tuple[str, ...], ...]  # tensor shapes with >= 2 constexpr dimensions
     dots: tuple[tuple[str | None, str | None, str | None], ...]  # (M, N, K) of each tl.dot
     autotune_keys: tuple[str, ...] = ()  # constexprs set by @triton.autotune configs
     heuristics: tuple[str, ...] = ()  # constexprs set by @triton.heuristics
     autotuned: bool = False
     has_loop: bool = False  # num_stages only pipelines loads inside loops
+    globals: tuple[str, ...] = ()  # module-level `NAME = tl.constexpr(...)` the body reads
 
     @property
     def has_dot(self) -> bool:

@@ -213,6 +213,24 @@ class SourceModule:
             return {}
         return {k: (v, made.scope) for k, v in bind_call(init, made.call, skip=1).items()}
 
+    def constexpr_global(self, name: str) -> ast.Call | None:
+        """The `tl.constexpr(...)` a module-level `name` is bound to once (Triton lets a kernel read
+        a global only in that form), or None."""
+        binds = self.top.get(name, [])
+        value = binds[0].value if len(binds) == 1 and binds[0].exact else None
+        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords \
+                and (self.reader.qualify(value.func) or "").endswith("language.constexpr"):
+            return value
+        return None
+
+    def globals_read(self, fn: ast.FunctionDef) -> tuple[str, ...]:
+        """The `tl.constexpr` globals a kernel's body reads, in first-read order."""
+        own = {p.arg for p in params_of(fn)} | set(bindings(ast.walk(fn)))
+        loads = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)),
+                       key=lambda n: (n.lineno, n.col_offset))
+        names = (n.id for n in loads)
+        return tuple(dict.fromkeys(n for n in names if n not in own and self.constexpr_global(n) is not None))
+
     def heuristic(self, kernel: str, param: str) -> ast.expr | None:
         return self._triton[kernel].heuristic(param)
 
@@ -280,7 +298,8 @@ class SourceModule:
 
 def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
     fn = kernel.fn
-    walker = ShapeWalker(fn, set(kernel.constexprs))
+    read = module.globals_read(fn)
+    walker = ShapeWalker(fn, set(kernel.constexprs) | set(read))
     walker.run()
     keys: set[str] = set()
     if kernel.autotuned:
@@ -291,6 +310,7 @@ def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
         line=fn.lineno,
         params=kernel.params,
         constexprs=kernel.constexprs,
+        globals=read,
         roles={c: frozenset(r) for c, r in walker.roles.items()},
         tiles=tuple(walker.tiles),
         dots=tuple(walker.dots),

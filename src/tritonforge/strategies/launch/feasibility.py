@@ -108,7 +108,7 @@ def check_site(site: LaunchSite, full: Assignment, current: Assignment, limits: 
 
 def launch_values(site: LaunchSite, full: Assignment) -> list[LaunchValues]:
     values: dict[str, int | None] = {}
-    for param in site.facts.constexprs:
+    for param in (*site.facts.constexprs, *site.facts.globals):
         tid = site.bindings.get(param)
         v = (full[tid] if tid in full else _tunable_of(site, tid).current) if tid else None
         values[param] = v if numeric(v) else None
