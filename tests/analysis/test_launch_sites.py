@@ -406,3 +406,29 @@ def add_bias(x, b):
     assert n.id in m.pairs  # the two form one 2-D tile
     scale = space.get("bias_kernel.SCALE")
     assert not scale.free and "shapes no tensor" in scale.why
+
+
+def test_a_kernel_passed_to_a_generic_launcher_is_followed_once_per_call():
+    source, space = space_of(ELEMENTWISE + '''
+@triton.jit
+def shift_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + alpha, mask=mask)
+
+def _elementwise(kernel, x, alpha, block=128, warps=2):
+    out = torch.empty_like(x)
+    n = x.numel()
+    kernel[(triton.cdiv(n, block),)](x, out, n, alpha, BLOCK=block, num_warps=warps)
+    return out
+
+def scale_shift(x, alpha):
+    fn = shift_kernel
+    y = _elementwise(scale_kernel, x, alpha)
+    return _elementwise(fn, y, alpha, block=256)
+''', "scale_shift")
+    assert [(s.kernel, s.via) for s in space.sites] == [("scale_kernel", ("scale_shift", "_elementwise")),
+                                                        ("shift_kernel", ("scale_shift", "_elementwise"))]
+    scale, shift = space.get("scale_kernel.BLOCK"), space.get("shift_kernel.BLOCK")
+    assert scale.free and line_of(source, scale.locations[0]) == "def _elementwise(kernel, x, alpha, block=128, warps=2):"
+    assert shift.free and shift.current == 256 and "block=256" in line_of(source, shift.locations[0])

@@ -23,6 +23,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("helper_if_chain.py", "block = "),
     ("heuristic_block.py", "@triton.heuristics"),
     ("global_constexpr.py", "_BLOCK = tl.constexpr("),  # read inside the kernel, not passed
+    ("generic_launcher.py", "def _launch_unary(kernel, x, "),  # the kernel is an argument
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

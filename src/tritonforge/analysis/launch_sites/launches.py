@@ -47,8 +47,9 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
     for call in calls:
         f = call.func
         kernel = launched_kernel(call)
-        if kernel is not None and kernel.id in module.kernels:
-            yield _launch(module, call, scope, module.kernels[kernel.id])
+        name = _kernel_named(module, kernel, scope) if kernel is not None else None
+        if name is not None:
+            yield _launch(module, call, scope, module.kernels[name])
             continue
         callee = _callee(module, f, scope)
         if callee is None or callee.label in scope.chain:
@@ -56,6 +57,20 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
         bound = {k: (v, scope) for k, v in bind_call(callee.fn, call, callee.skip).items()}
         yield from collect_launches(module, Scope(callee.fn, bound, scope.chain + (callee.label,), callee.owner,
                                                   callee.instance))
+
+
+def _kernel_named(module: SourceModule, node: ast.Name, scope: Scope, depth: int = 0) -> str | None:
+    """The kernel of this file a launched name stands for: the kernel itself, a name bound to
+    it, or a parameter of a generic launcher (`def launch(kernel, ...): kernel[grid](...)`)
+    bound to one by its caller."""
+    shadowed = scope.fn is not None and (node.id in module.local(scope.fn)
+                                         or node.id in {p.arg for p in params_of(scope.fn)})
+    if node.id in module.kernels and not shadowed:
+        return node.id
+    bind, where, _ = module.definition(node.id, scope)
+    if depth < 8 and bind is not None and bind.exact and isinstance(bind.value, ast.Name):
+        return _kernel_named(module, bind.value, where, depth + 1)
+    return None
 
 
 @dataclass
