@@ -115,3 +115,15 @@ def test_a_capture_that_fails_leaves_the_plain_calls_and_says_why_instead_of_rai
     if not torch.cuda.is_available():  # no stream to capture on: the plain calls stand
         why = graphed(lambda: None, ())
         assert isinstance(why, str) and why.startswith("the entry could not be captured in a CUDA graph")
+
+
+def test_kernels_of_a_few_microseconds_get_more_rounds():
+    from tritonforge.worker.opinion import ROUNDS, SHORT_MS, SHORT_ROUNDS, time_both
+
+    def rounds_at(ms: float) -> list[int]:
+        plain, replayed, _ = time_both({"baseline": lambda: None, "candidate": lambda: None}, (),
+                                       lambda call: ms, "cpu", capture=lambda fn, args: (lambda: None))
+        return [len(v) for v in (*plain.values(), *replayed.values())]
+
+    assert rounds_at(SHORT_MS / 2) == [SHORT_ROUNDS] * 4 and SHORT_ROUNDS > ROUNDS
+    assert rounds_at(SHORT_MS * 2) == [ROUNDS] * 4

@@ -30,6 +30,7 @@ class CaseOpinion:
     no_graph: str = ""  # why not replayed
     plain_baseline_ms: float | None = None  # do_bench of plain calls, host launches included
     plain_candidate_ms: float | None = None
+    rounds: int = 0  # rounds of each way, baseline and candidate alternating
 
     @property
     def speedup(self) -> float | None:
@@ -87,6 +88,7 @@ def second_opinion(problem: Problem, candidate: Path, verdict: Verdict, cases: l
                 opinion.timed, opinion.no_graph = r.get("timed", ""), r.get("no_graph", "")
                 plain = r.get("plain") or {}
                 opinion.plain_baseline_ms, opinion.plain_candidate_ms = plain.get("baseline"), plain.get("candidate")
+                opinion.rounds = len((r.get("rounds") or {}).get("baseline", []))
             except WorkerFault as e:
                 opinion.error = str(e)
             out.cases.append(opinion)

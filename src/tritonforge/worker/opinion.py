@@ -13,7 +13,7 @@ same kernels on the GPU) and the plain calls are reported beside it."""
 from __future__ import annotations
 
 import statistics
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tritonforge.problem.spec import Case
 from tritonforge.worker.calls import classify, one_line, sync
@@ -21,6 +21,11 @@ from tritonforge.worker.candidate import CandidateCalls
 from tritonforge.worker.timing import TimingConfig
 
 ROUNDS = 3  # baseline and candidate alternate, so that drift hits both alike
+# A kernel of a few tens of microseconds between do_bench's ~80 us flushes varies from round to
+# round far more than a long one (s6: one 20 us pair's ratio 1.40-1.90 over three rounds), so
+# its median is taken over more rounds; they cost little at that length.
+SHORT_MS = 0.05
+SHORT_ROUNDS = 9
 REPLAY = "cuda graph replay"
 PLAIN = "plain calls"
 
@@ -60,13 +65,14 @@ def time_both(fns: dict[str, Callable], args: tuple, bench: Callable[[Callable[[
     fails can leave the GPU unusable for more), so that a GPU warming over the seconds this
     takes slows neither more (s9: the matmul's replay, all timed after all of its plain
     calls, was 7% slower than they were). `capture`: how an entry becomes a replay (graphed;
-    None where there is no GPU to capture on)."""
+    None where there is no GPU to capture on). ROUNDS rounds, or SHORT_ROUNDS where a
+    function's first plain time is under SHORT_MS."""
     plain_calls = {label: (lambda fn=fn: fn(*args)) for label, fn in fns.items()}
     plain: dict[str, list[float]] = {label: [] for label in fns}
     replayed: dict[str, list[float]] = {label: [] for label in fns}
     graphs: dict[str, Callable[[], Any]] | None = None
     why_not = "" if capture else "not on a GPU"
-    for kind in (k for pair in protocol_order(ROUNDS) for k in pair):
+    for kind in _kinds(plain):
         if kind == PLAIN:
             try:
                 one_round(plain_calls, bench, plain)
@@ -88,6 +94,14 @@ def time_both(fns: dict[str, Callable], args: tuple, bench: Callable[[Callable[[
         except Exception as e:  # noqa: BLE001 - the plain calls stand
             why_not = f"replaying the captured entry raised {one_line(e)}"
     return plain, replayed, why_not
+
+
+def _kinds(plain: dict[str, list[float]]) -> Iterator[str]:
+    """Which way times next, round after round; the count is settled by the first round's plain times."""
+    yield from protocol_order(1)[0]
+    short = any(ms and ms[0] < SHORT_MS for ms in plain.values())
+    for pair in protocol_order(SHORT_ROUNDS if short else ROUNDS)[1:]:
+        yield from pair
 
 
 def protocol_order(rounds: int) -> list[tuple[str, str]]:

@@ -1,0 +1,79 @@
+"""Issue 12's table: for every example and corpus problem, the newest second opinion on record
+(the evaluator's claim against do_bench in a fresh process), wherever it was made: an
+`agreement.json` from `benchmarks/agreement.py` (a recorded best judged again by `check
+--second-opinion`) or the `summary.json` an optimize run ends with.
+
+    python3 benchmarks/agreement_table.py [RESULTS_DIR]
+
+Sessions are ordered by date and session number (`2026-12-04-h200-s10` after `-s9`), the
+calls of a session by their folder names (a, b, c...); a problem's newest record wins. Prints
+markdown: the table, where each row comes from, and how many cases agree within 5%.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from tritonforge.report.run_files import opinion_cells  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEMS = {p.stem: p for folder in (ROOT / "examples", ROOT / "benchmarks" / "corpus") for p in folder.glob("*.py")}
+
+
+def session_order(path: Path, results: Path) -> tuple:
+    """(date, session number, the rest of the path) of a file under RESULTS_DIR."""
+    top, *rest = path.relative_to(results).parts
+    m = re.match(r"(\d{4}-\d{2}-\d{2})-h200(?:-s(\d+))?$", top)
+    return (m.group(1), int(m.group(2) or 0), rest) if m else ("", 0, rest)
+
+
+def records(results: Path) -> list[tuple[tuple, str, dict, str]]:
+    """(order, problem, second opinion, where) for every record under `results`."""
+    out = []
+    for path in results.glob("*-h200*/**/agreement*.json"):
+        for name, result in json.loads(path.read_text()).items():
+            opinion = result.get("second_opinion") if isinstance(result, dict) else None
+            if name in PROBLEMS and opinion and opinion.get("cases"):
+                out.append((session_order(path, results), name, opinion, str(path.relative_to(results))))
+    for path in results.glob("*-h200*/**/summary.json"):
+        summary = json.loads(path.read_text())
+        name = Path(summary.get("problem", "")).stem
+        opinion = summary.get("second_opinion") or {}
+        if name in PROBLEMS and opinion.get("cases") and summary.get("improved"):
+            out.append((session_order(path, results), name, opinion, str(path.relative_to(results))))
+    return out
+
+
+def newest(results: Path) -> dict[str, tuple[dict, str]]:
+    found: dict[str, tuple[dict, str]] = {}
+    for _, name, opinion, where in sorted(records(results), key=lambda r: r[0]):
+        found[name] = (opinion, where)
+    return found
+
+
+def main() -> None:
+    results = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "benchmarks" / "results"
+    found = newest(results)
+    rows = ["| problem | case | claimed (evaluator) | do_bench | timed as | do_bench, plain calls | gap | flagged "
+            "| record |", "|---|---|---:|---:|---|---:|---:|---|---|"]
+    agree = cases = 0
+    for name in sorted(found, key=lambda n: (PROBLEMS[n].parent.name != "examples", n)):
+        opinion, where = found[name]
+        for c in opinion["cases"]:
+            cases += 1
+            agree += not c["flagged"]
+            rows.append(f"| {name} | {c['case']} | {' | '.join(opinion_cells(c))} | "
+                        f"{'**yes**' if c['flagged'] else 'no'} | {where} |")
+    missing = sorted(set(PROBLEMS) - set(found))
+    rows += ["", f"{agree} of {cases} cases within 5%, over {len(found)} problems."]
+    if missing:
+        rows.append(f"No second opinion on record for: {', '.join(missing)}.")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
