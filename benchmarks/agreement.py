@@ -28,7 +28,8 @@ RECORDED = [RESULTS / "2026-12-03-h200-s3" / "runs", RESULTS / "2026-12-03-h200-
             RESULTS / "2026-12-03-h200-s7" / "a", RESULTS / "2026-12-03-h200-s7" / "b", RESULTS / "2026-12-03-h200-s7" / "c",
             RESULTS / "2026-12-04-h200-s8" / "c", RESULTS / "2026-12-04-h200-s9" / "d",
             RESULTS / "2026-12-04-h200-s10" / "b", RESULTS / "2026-12-04-h200-s10" / "e",
-            RESULTS / "2026-12-05-h200-s11" / "a", RESULTS / "2026-12-05-h200-s11" / "b"]
+            RESULTS / "2026-12-05-h200-s11" / "a", RESULTS / "2026-12-05-h200-s11" / "b",
+            RESULTS / "2026-12-05-h200-s12" / "a"]
 
 
 def problem_file(name: str) -> Path | None:
