@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import FIXTURES, ROOT
 from tests.strategies.judged import assert_correct, refusal
+from tritonforge.analysis.launch_sites import SearchSpace
+from tritonforge.strategies.launch.rewrite import apply_assignment
 from tritonforge.strategies.recipes import Rewrite
 from tritonforge.strategies.recipes.split_k import SplitK
 
@@ -66,8 +68,7 @@ def test_recipe_split_k_refuses_autotuned_kernels_and_kernels_split_already():
 def test_recipe_split_k_splits_the_row_loop_of_a_column_sum_and_stays_correct(tmp_path):
     # examples/col_sum.py: each program sums 16 columns over all rows; the rows are split
     # when the columns give few programs. Its test cases (37 and 130 rows in blocks of 8)
-    # keep one split at the chooser's 8 steps a split: a smaller block sends them down the
-    # atomic path too.
+    # split at most twice at the chooser's 8 steps a split: a smaller block splits more.
     problem = ROOT / "examples" / "col_sum.py"
     result = SplitK().rewrite(problem.read_text(), "col_sum")
     assert isinstance(result, Rewrite), result
@@ -75,8 +76,22 @@ def test_recipe_split_k_splits_the_row_loop_of_a_column_sum_and_stays_correct(tm
     assert "tl.atomic_add(out_ptr + cols, acc, mask=cols < n_cols)" in result.source
     assert "grid = (triton.cdiv(n_cols, BLOCK_N), split_k)" in result.source
     assert_correct(problem, result.source, tmp_path)
-    split = result.source.replace("BLOCK_M=8", "BLOCK_M=2")  # 65 steps of 2 rows: split 8 ways
+    split = result.source.replace("BLOCK_M = 8", "BLOCK_M = 2")  # 65 steps of 2 rows: split 8 ways
     assert_correct(problem, split, tmp_path)
+
+
+def test_recipe_split_k_sizes_a_streaming_split_for_more_programs_and_follows_the_block():
+    # A loop without tl.dot aims at 2048 programs, a matmul at 512. The launch's literal
+    # BLOCK_M=8 becomes a local the chooser divides by, so a launch-search move of the block
+    # moves the split's step count with it, and nothing else in the chooser.
+    col_sum = SplitK().rewrite((ROOT / "examples" / "col_sum.py").read_text(), "col_sum").source
+    assert "min(16, 2048 // max(1, (triton.cdiv(n_cols, BLOCK_N))), triton.cdiv(n_rows, BLOCK_M) >> 3)" in col_sum
+    assert "BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, SPLIT_K=split_k" in col_sum
+    assert " 512 // " in SplitK().rewrite(LONG_K.read_text(), ENTRY).source
+    space = SearchSpace.from_source(col_sum, "col_sum")
+    moved = apply_assignment(space, {"col_sum_kernel.BLOCK_M": 256, "col_sum_kernel.BLOCK_N": 64})
+    assert "BLOCK_M = 256  # shared by the launch and the split" in moved
+    assert "2048 // max(1, (triton.cdiv(n_cols, BLOCK_N))), triton.cdiv(n_rows, BLOCK_M) >> 3)" in moved
 
 
 def test_recipe_split_k_refuses_a_loop_that_stores_or_keeps_a_maximum():

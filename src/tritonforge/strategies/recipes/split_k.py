@@ -8,9 +8,12 @@ of the GPU idles. Split K ways, the programs of a tile each walk every SPLIT_K-t
 column sums into an accumulator row by row (`acc += tl.sum(x, axis=0)`) is the same shape
 of work: its loop over rows is split the same way.
 
-The host chooses the split from the sizes: enough programs for about four per SM of a
-132-SM GPU (512 in all), at most 16 splits, and at least 8 steps of K for each. Tiles many
-enough keep one split and the original code path.
+The host chooses the split from the sizes: enough programs for about four tiles of a matmul
+per SM of a 132-SM GPU (512 in all), or sixteen programs of a streaming loop (2048: its loads
+need the SM's warps in flight), at most 16 splits, and at least 8 steps of K for each. Tiles
+many enough keep one split and the original code path. A block size the launch passes as a
+literal becomes a local the launch and the chooser share, so that when the launch search
+moves it the split follows.
 
 Applies only where that is the same sum: one top-level loop adding into one accumulator
 (`tl.dot`, or any value that does not read the accumulator) and storing nothing, over `range(0, n)` (steps) or `range(0, K, BLOCK_K)` (offsets), whose other
@@ -30,9 +33,13 @@ from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import single_assignments
 from tritonforge.strategies.recipes.host import first_kernel, per_launch, statement_of
 
-PROGRAMS = 512  # about four programs per SM of a 132-SM GPU
+PROGRAMS = 512  # about four tl.dot tiles per SM of a 132-SM GPU
+# A loop that only streams (no tl.dot) keeps its loads in flight with more warps per SM:
+# examples/col_sum.py at 32768 x 8192 reached 93-100% of its floor split 4-8 ways (1024-2048
+# programs), at most 90% split 2 and 77% unsplit (benchmarks/results/2026-12-05-h200-s12.md).
+STREAMING_PROGRAMS = 2048
 MAX_SPLIT = 16
-MIN_STEPS = 8  # steps of K each split walks at least
+MIN_STEPS_SHIFT = 3  # each split walks at least 2**3 steps of K
 SPLIT = "SPLIT_K"
 SPLIT_ID = "pid_split_k"
 
@@ -63,9 +70,10 @@ class SplitK(Recipe):
 
 class _Plan:
     def __init__(self, loop: ast.For, acc: str, pointers: list[ast.AugAssign], store: ast.Call, axis: int,
-                 bound: str, step: str | None, steps_form: bool):
+                 bound: str, step: str | None, steps_form: bool, dot: bool):
         self.loop, self.acc, self.pointers, self.store, self.axis = loop, acc, pointers, store, axis
         self.bound, self.step, self.steps_form = bound, step, steps_form  # K and BLOCK_K parameters
+        self.dot = dot  # the loop feeds tl.dot (else it streams)
 
 
 def _kernel_plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
@@ -108,7 +116,8 @@ def _kernel_plan(ks: KernelSource, kernel: Kernel) -> _Plan | str:
                                                                                                 "num_programs")]
     if None in axes or max(axes, default=0) > 1:
         return "reads program ids it does not name by a constant 0 or 1"
-    return _Plan(loop, acc, pointers, store, max(axes, default=-1) + 1, bound, step, steps_form)
+    dot = any(isinstance(n, ast.Call) and ks.tl_op(n.func) == "dot" for n in ast.walk(loop))
+    return _Plan(loop, acc, pointers, store, max(axes, default=-1) + 1, bound, step, steps_form, dot)
 
 
 def range_form(ks: KernelSource, loop: ast.For, kernel: Kernel) -> tuple[str, str | None, bool] | str:
@@ -265,14 +274,33 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, t
         return f"its output '{out.id}' is not made before its grid"
     pad = " " * stmt.col_offset
     tiles = " * ".join(f"({ks.text(e)})" for e in elts) or "1"
-    steps = f"{triton}.cdiv({ks.text(k)}, {ks.text(block_k)})"
-    split = (f"split_k = max(1, min({MAX_SPLIT}, {PROGRAMS} // max(1, {tiles}), {steps} // {MIN_STEPS}))"
+    hoisted, block_text = _hoisted_step(ks, call, block_k, plan, stmt)
+    steps = f"{triton}.cdiv({ks.text(k)}, {block_text})"
+    programs = PROGRAMS if plan.dot else STREAMING_PROGRAMS
+    # `>>`, not `//`: a literal divisor in what the grid reads is taken for the grid's copy of
+    # a block size of the same value, and the launch search would move it with the block.
+    split = (f"split_k = max(1, min({MAX_SPLIT}, {programs} // max(1, {tiles}), {steps} >> {MIN_STEPS_SHIFT}))"
              f"  # K split while the output has few tiles (split_k)\n{pad}")
     zero = f"if split_k > 1:\n{pad}    {out.id}.zero_()  # partial tiles are added into it\n{pad}"
     grid_text = f"({', '.join(ks.text(e) for e in elts)}, split_k)"
-    edits = [Edit(Place.point(stmt.lineno, stmt.col_offset), split + zero),
+    local = f"{block_text} = {ks.text(block_k)}  # shared by the launch and the split\n{pad}" if hoisted else ""
+    edits = [Edit(Place.point(stmt.lineno, stmt.col_offset), local + split + zero),
              Edit(Place.of(node), grid_text), insert_keyword(call, SPLIT, "split_k", order=1)]
+    if hoisted:
+        edits.append(Edit(Place.of(block_k), block_text))
     return edits
+
+
+def _hoisted_step(ks: KernelSource, call: ast.Call, block_k: ast.expr, plan: _Plan, stmt: ast.stmt) -> tuple[bool, str]:
+    """(whether to hoist, the text the chooser divides K by): a literal BLOCK_K at the launch
+    becomes a local named after the parameter, unless that name is taken in the function."""
+    if not (isinstance(block_k, ast.Constant) and isinstance(block_k.value, int) and plan.step):
+        return False, ks.text(block_k)
+    fn = next((f for f in ast.walk(ks.tree) if isinstance(f, ast.FunctionDef)
+               and any(n is stmt for n in ast.walk(f))), None)
+    taken = fn is None or any(isinstance(n, ast.Name) and n.id == plan.step for n in ast.walk(fn)) or \
+        plan.step in {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
+    return (False, ks.text(block_k)) if taken else (True, plan.step)
 
 
 def _made_before(ks: KernelSource, name: str, stmt: ast.stmt) -> bool:
