@@ -57,6 +57,8 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         ("log_softmax_probe", [PY, "benchmarks/log_softmax_probe.py", str(out / "log_softmax_probe.json")], 120),
         ("fresh_inputs_two_stage", [PY, "benchmarks/fresh_inputs.py", str(out / "fresh_inputs_two_stage.json"),
                                     "two_stage"], 150),
+        # Which launches and row-loop splits bring col_sum's large case to its floor (s12).
+        ("col_sum_probe", [PY, "benchmarks/col_sum_probe.py", str(out / "col_sum_probe.json"), "--seconds", "40"], 60),
     ]
     # The evaluator's claims against do_bench on the newest recorded best of every example and
     # corpus problem (issue 12), in parts that fit a call; all add to one agreement.json.
@@ -111,7 +113,7 @@ def pack(out: Path, to: Path) -> None:
         for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json",
                       "timing_protocol.json", "timing_protocol_matmul.json", "agreement.json", "fresh_inputs.json",
                       "fresh_inputs_two_stage.json", "log_softmax_probe.json", "agreement_matmul_1.json",
-                      "agreement_matmul_2.json", "agreement_matmul_3.json"):
+                      "agreement_matmul_2.json", "agreement_matmul_3.json", "col_sum_probe.json"):
             if (out / extra).exists():
                 tar.add(out / extra, arcname=extra)
     part.replace(to)
