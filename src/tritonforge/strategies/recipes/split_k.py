@@ -274,7 +274,7 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, t
         return f"its output '{out.id}' is not made before its grid"
     pad = " " * stmt.col_offset
     tiles = " * ".join(f"({ks.text(e)})" for e in elts) or "1"
-    hoisted, block_text = _hoisted_step(ks, call, block_k, plan, stmt)
+    hoisted, block_text = _hoisted_step(ks, block_k, plan, stmt)
     steps = f"{triton}.cdiv({ks.text(k)}, {block_text})"
     programs = PROGRAMS if plan.dot else STREAMING_PROGRAMS
     # `>>`, not `//`: a literal divisor in what the grid reads is taken for the grid's copy of
@@ -291,7 +291,7 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, t
     return edits
 
 
-def _hoisted_step(ks: KernelSource, call: ast.Call, block_k: ast.expr, plan: _Plan, stmt: ast.stmt) -> tuple[bool, str]:
+def _hoisted_step(ks: KernelSource, block_k: ast.expr, plan: _Plan, stmt: ast.stmt) -> tuple[bool, str]:
     """(whether to hoist, the text the chooser divides K by): a literal BLOCK_K at the launch
     becomes a local named after the parameter, unless that name is taken in the function."""
     if not (isinstance(block_k, ast.Constant) and isinstance(block_k.value, int) and plan.step):
