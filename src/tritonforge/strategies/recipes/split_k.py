@@ -296,22 +296,27 @@ def _hoisted_step(ks: KernelSource, block_k: ast.expr, plan: _Plan, stmt: ast.st
     becomes a local named after the parameter, unless that name is taken in the function."""
     if not (isinstance(block_k, ast.Constant) and isinstance(block_k.value, int) and plan.step):
         return False, ks.text(block_k)
-    fn = next((f for f in ast.walk(ks.tree) if isinstance(f, ast.FunctionDef)
-               and any(n is stmt for n in ast.walk(f))), None)
+    fn = _function_of(ks, stmt)
     taken = fn is None or any(isinstance(n, ast.Name) and n.id == plan.step for n in ast.walk(fn)) or \
         plan.step in {a.arg for a in ast.walk(fn) if isinstance(a, ast.arg)}
     return (False, ks.text(block_k)) if taken else (True, plan.step)
 
 
+def _function_of(ks: KernelSource, stmt: ast.stmt) -> ast.FunctionDef | None:
+    """The outermost function that holds `stmt`."""
+    return next((f for f in ast.walk(ks.tree) if isinstance(f, ast.FunctionDef)
+                 and any(n is stmt for n in ast.walk(f))), None)
+
+
 def _made_before(ks: KernelSource, name: str, stmt: ast.stmt) -> bool:
     """`name` is assigned before `stmt`, or is a parameter of the function that holds it."""
-    for fn in (n for n in ast.walk(ks.tree) if isinstance(n, ast.FunctionDef)):
-        if any(n is stmt for n in ast.walk(fn)):
-            if name in {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}:
-                return True
-            return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-                       and n.lineno < stmt.lineno for n in ast.walk(fn))
-    return False
+    fn = _function_of(ks, stmt)
+    if fn is None:
+        return False
+    if name in {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}:
+        return True
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+               and n.lineno < stmt.lineno for n in ast.walk(fn))
 
 
 def _base_param(store: ast.Call, env: dict[str, ast.expr]) -> str | None:
