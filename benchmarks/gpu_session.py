@@ -28,6 +28,8 @@ PY = sys.executable
 TF = [PY, "-m", "tritonforge"]
 EXAMPLES = ["vector_add", "matmul", "softmax", "rmsnorm", "silu_mul", "col_sum"]
 CORPUS = sorted(p.stem for p in (ROOT / "benchmarks" / "corpus").glob("*.py"))
+# Where tile_order, persistent_grid and split_k were (or should be) the best.
+LAUNCH_ONLY = ["examples/matmul.py", "benchmarks/corpus/scale_shift_module.py", "examples/col_sum.py"]
 BOTTLENECKS = ["mem_peak", "mem_strided", "occupancy_regs", "spills", "tiny_grid", "matmul_tc"]
 
 
@@ -78,6 +80,12 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         s.append((f"optimize_{ex}", [*TF, "optimize", f"examples/{ex}.py", "--out", str(runs / ex), *cap], run_s))
         if ex == "matmul":
             s.append(("bench_ratios", [PY, "benchmarks/bench_ratios.py", str(runs), str(out / "ratios.json")], 25))
+    # The same runs with launch values alone, where a recipe was the best (issue 13's table:
+    # each recipe's gain over the launch-only best of the same session).
+    for problem in LAUNCH_ONLY:
+        name = Path(problem).stem
+        s.append((f"launch_only_{name}", [*TF, "optimize", problem, "--strategy", "launch_params",
+                                          "--out", str(out / "launch_only" / name), *cap], run_s))
     for k in BOTTLENECKS:
         s.append((f"ncu_{k}", [*TF, "profile", f"benchmarks/bottlenecks/{k}.py", "--ncu", "--json"], 40))
     s.append(("optimize_ncu_softmax", [*TF, "optimize", "examples/softmax.py", "--ncu", "--budget", "12",
@@ -104,11 +112,12 @@ def pack(out: Path, to: Path) -> None:
     """Everything worth keeping, in one archive, replaced whole (never left half written)."""
     part = to.with_name(to.name + ".part")
     with tarfile.open(part, "w:gz") as tar:
-        for path in sorted((out / "runs").glob("*")):
+        for path in sorted([*(out / "runs").glob("*"), *(out / "launch_only").glob("*")]):
+            where = path.name if path.parent.name == "runs" else f"launch_only/{path.name}"
             # best.py is the example with best.diff applied: the diff is kept, not the copy.
             for f in ("summary.json", "report.md", "best.diff", "run.sqlite"):
                 if (path / f).exists():
-                    tar.add(path / f, arcname=f"{path.name}/{f}")
+                    tar.add(path / f, arcname=f"{where}/{f}")
         tar.add(out / "logs", arcname="logs")
         for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json",
                       "timing_protocol.json", "timing_protocol_matmul.json", "agreement.json", "fresh_inputs.json",

@@ -184,6 +184,36 @@ def scale(x, alpha):
     assert sorted((text_at(source, s), s.delta) for s in block.locations) == [("255", -1), ("256", 0), ("256", 0)]
 
 
+def test_a_literal_dividing_a_count_of_blocks_is_no_copy_of_the_block():
+    # `triton.cdiv(n_rows, 8)` divides a size by BLOCK_M's copy; the `// 8` after it groups
+    # blocks eight to a split, and moving it with BLOCK_M would change the split instead.
+    source, space = space_of('''
+@triton.jit
+def col_sum_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)
+    x = tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :])
+    tl.atomic_add(out_ptr + cols, tl.sum(x, axis=0))
+
+def col_sum(x):
+    n_rows, n_cols = x.shape
+    out = torch.zeros(n_cols, device=x.device)
+    blocks = triton.cdiv(n_rows, 8)
+    ceil_blocks = (n_rows + 7) // 8
+    grid = (triton.cdiv(n_cols, 16), max(1, triton.cdiv(n_rows, 8) // 8, blocks // 8, ceil_blocks // 8 + 1))
+    col_sum_kernel[grid](x, out, n_rows, n_cols, BLOCK_M=8, BLOCK_N=16)
+    return out
+''', "col_sum")
+    rows = space.get("col_sum_kernel.BLOCK_M")
+    assert sorted((line_of(source, s), text_at(source, s), s.delta) for s in rows.locations) == [
+        ("blocks = triton.cdiv(n_rows, 8)", "8", 0),
+        ("ceil_blocks = (n_rows + 7) // 8", "7", -1),
+        ("ceil_blocks = (n_rows + 7) // 8", "8", 0),
+        ("col_sum_kernel[grid](x, out, n_rows, n_cols, BLOCK_M=8, BLOCK_N=16)", "8", 0),
+        ("grid = (triton.cdiv(n_cols, 16), max(1, triton.cdiv(n_rows, 8) // 8, blocks // 8, ceil_blocks // 8 + 1))", "8", 0),
+    ]
+
+
 def test_num_warps_in_a_shared_variable_and_num_stages_present():
     source, space = space_of(ELEMENTWISE + '''
 def twice(x, alpha):

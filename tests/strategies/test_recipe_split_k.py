@@ -85,13 +85,13 @@ def test_recipe_split_k_sizes_a_streaming_split_for_more_programs_and_follows_th
     # BLOCK_M=8 becomes a local the chooser divides by, so a launch-search move of the block
     # moves the split's step count with it, and nothing else in the chooser.
     col_sum = SplitK().rewrite((ROOT / "examples" / "col_sum.py").read_text(), "col_sum").source
-    assert "min(16, 2048 // max(1, (triton.cdiv(n_cols, BLOCK_N))), triton.cdiv(n_rows, BLOCK_M) >> 3)" in col_sum
+    assert "min(16, 2048 // max(1, (triton.cdiv(n_cols, BLOCK_N))), triton.cdiv(n_rows, BLOCK_M) // 8)" in col_sum
     assert "BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, SPLIT_K=split_k" in col_sum
     assert " 512 // " in SplitK().rewrite(LONG_K.read_text(), ENTRY).source
     space = SearchSpace.from_source(col_sum, "col_sum")
     moved = apply_assignment(space, {"col_sum_kernel.BLOCK_M": 256, "col_sum_kernel.BLOCK_N": 64})
     assert "BLOCK_M = 256  # shared by the launch and the split" in moved
-    assert "2048 // max(1, (triton.cdiv(n_cols, BLOCK_N))), triton.cdiv(n_rows, BLOCK_M) >> 3)" in moved
+    assert "2048 // max(1, (triton.cdiv(n_cols, BLOCK_N))), triton.cdiv(n_rows, BLOCK_M) // 8)" in moved
 
 
 def test_recipe_split_k_refuses_a_loop_that_stores_or_keeps_a_maximum():

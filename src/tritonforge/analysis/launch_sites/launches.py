@@ -273,7 +273,10 @@ def grid_form(module: SourceModule, launch: Launch) -> tuple[str, str, tuple[str
 
 
 def grid_literals(module: SourceModule, launch: Launch) -> list[tuple[Span, int]]:
-    """Integer literals the grid divides by (and the `255` of `(n + 255) // 256`, delta -1)."""
+    """Integer literals the grid divides a size by (and the `255` of `(n + 255) // 256`, delta -1).
+
+    A literal dividing a count of blocks (`triton.cdiv(n, BLOCK) // 8`: eight blocks a split)
+    groups blocks, so it is no copy of a block size, whatever its value."""
     out: list[tuple[Span, int]] = []
     seen: set[tuple[int, str]] = set()
 
@@ -286,8 +289,11 @@ def grid_literals(module: SourceModule, launch: Launch) -> list[tuple[Span, int]
         lambda_args = {p.arg for n in ast.walk(node) if isinstance(n, ast.Lambda) for p in params_of(n)}
         for n in ast.walk(node):
             if isinstance(n, ast.Call) and last_name(n.func).endswith("cdiv") and len(n.args) >= 2:
-                lit(n.args[1], scope, 0)
+                if not _is_count(module, n.args[0], scope, 0):
+                    lit(n.args[1], scope, 0)
             elif isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Div)):
+                if _is_count(module, n.left, scope, 0):
+                    continue
                 lit(n.right, scope, 0)
                 if isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Add):
                     lit(n.left.right, scope, -1)
@@ -300,3 +306,21 @@ def grid_literals(module: SourceModule, launch: Launch) -> list[tuple[Span, int]
 
     walk(launch.grid, launch.scope, 0)
     return out
+
+
+def _is_count(module: SourceModule, node: ast.expr, scope: Scope, depth: int) -> bool:
+    """Whether `node` is a number of blocks: a `cdiv`, a ceiling division `(n + 255) // 256`, a
+    floor division of either, give or take a constant, directly or through the name it is
+    bound to. `n // 2` of a size stays a size."""
+    while isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and fold(node.right) is not None:
+        node = node.left
+    if isinstance(node, ast.Call) and last_name(node.func).endswith("cdiv"):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+        ceiling = isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub))
+        return ceiling or _is_count(module, node.left, scope, depth)
+    if isinstance(node, ast.Name) and depth < 4:
+        bind, where, _ = module.definition(node.id, scope)
+        if bind is not None and bind.value is not None and bind.exact:
+            return _is_count(module, bind.value, where, depth + 1)
+    return False

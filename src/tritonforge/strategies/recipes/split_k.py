@@ -39,7 +39,7 @@ PROGRAMS = 512  # about four tl.dot tiles per SM of a 132-SM GPU
 # programs), at most 90% split 2 and 77% unsplit (benchmarks/results/2026-12-05-h200-s12.md).
 STREAMING_PROGRAMS = 2048
 MAX_SPLIT = 16
-MIN_STEPS_SHIFT = 3  # each split walks at least 2**3 steps of K
+MIN_STEPS = 8  # steps of K each split walks at least
 SPLIT = "SPLIT_K"
 SPLIT_ID = "pid_split_k"
 
@@ -277,9 +277,7 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, plan: _Plan, t
     hoisted, block_text = _hoisted_step(ks, block_k, plan, stmt)
     steps = f"{triton}.cdiv({ks.text(k)}, {block_text})"
     programs = PROGRAMS if plan.dot else STREAMING_PROGRAMS
-    # `>>`, not `//`: a literal divisor in what the grid reads is taken for the grid's copy of
-    # a block size of the same value, and the launch search would move it with the block.
-    split = (f"split_k = max(1, min({MAX_SPLIT}, {programs} // max(1, {tiles}), {steps} >> {MIN_STEPS_SHIFT}))"
+    split = (f"split_k = max(1, min({MAX_SPLIT}, {programs} // max(1, {tiles}), {steps} // {MIN_STEPS}))"
              f"  # K split while the output has few tiles (split_k)\n{pad}")
     zero = f"if split_k > 1:\n{pad}    {out.id}.zero_()  # partial tiles are added into it\n{pad}"
     grid_text = f"({', '.join(ks.text(e) for e in elts)}, split_k)"
