@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.analysis.launch_sites import (
     ConfigSpec,
     SearchSpace,
@@ -212,6 +212,39 @@ def col_sum(x):
         ("col_sum_kernel[grid](x, out, n_rows, n_cols, BLOCK_M=8, BLOCK_N=16)", "8", 0),
         ("grid = (triton.cdiv(n_cols, 16), max(1, triton.cdiv(n_rows, 8) // 8, blocks // 8, ceil_blocks // 8 + 1))", "8", 0),
     ]
+
+
+def test_a_kernel_in_a_class_body_is_found_through_self_the_class_and_an_instance():
+    source = (FIXTURES / "problems" / "styles" / "class_kernel.py").read_text()
+    space = SearchSpace.from_source(source, "swish")
+    block = space.get("_kernel.BLOCK")
+    assert block.free and block.current == 32
+    assert sorted(text_at(source, s) for s in block.locations) == ["32", "32"]  # the launch and its grid
+    assert space.get("_kernel.num_warps").current == 1
+    for launcher in ("Swish._kernel", "_swish._kernel"):
+        other = SearchSpace.from_source(source.replace("self._kernel[", f"{launcher}["), "swish")
+        assert other.get("_kernel.BLOCK").current == 32, launcher
+
+
+def test_a_kernel_name_two_classes_define_is_not_guessed():
+    source = (FIXTURES / "problems" / "styles" / "class_kernel.py").read_text()
+    twin = "\n\nclass Other:\n    @staticmethod\n    @triton.jit\n    def _kernel(x_ptr):\n        pass\n"
+    assert not SearchSpace.from_source(source + twin, "swish").tunables
+
+
+def test_fields_of_a_dataclass_instance_are_moved_where_the_instance_is_made():
+    source = (FIXTURES / "problems" / "styles" / "dataclass_config.py").read_text()
+    space = SearchSpace.from_source(source, "row_max")
+    where = {t.id: [(line_of(source, s), text_at(source, s)) for s in t.locations] for t in space.tunables}
+    assert where["row_max_kernel.ROWS"] == [("CONFIG = LaunchConfig(2, block_cols=16)", "2")]  # launch and grid read it
+    assert where["row_max_kernel.COLS"] == [("CONFIG = LaunchConfig(2, block_cols=16)", "16")]
+    assert where["row_max_kernel.num_warps"] == [("num_warps: int = 2", "2")]  # the field's default
+    assert where["row_max_kernel.num_stages"] == [("num_stages: int = field(default=1)", "1")]
+    assert all(t.free for t in space.tunables)
+    # An instance made with ** arguments, or a plain class, says nothing it can move.
+    spread = SearchSpace.from_source(source.replace("LaunchConfig(2, block_cols=16)",
+                                                    "LaunchConfig(2, **{\"block_cols\": 16})"), "row_max")
+    assert "** arguments" in spread.get("row_max_kernel.COLS").why
 
 
 def test_num_warps_in_a_shared_variable_and_num_stages_present():

@@ -24,6 +24,9 @@ STYLES = FIXTURES / "problems" / "styles"
     ("heuristic_block.py", "@triton.heuristics"),
     ("global_constexpr.py", "_BLOCK = tl.constexpr("),  # read inside the kernel, not passed
     ("generic_launcher.py", "def _launch_unary(kernel, x, "),  # the kernel is an argument
+    ("class_kernel.py", "self._kernel[("),  # a static method of the class launching it
+    ("dataclass_config.py", "LaunchConfig"),  # a field of a dataclass instance, or its default
+    ("chunked_rows.py", "center_kernel[(rows,)]("),  # launched in a loop over chunks of rows
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -47,7 +47,7 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
     for call in calls:
         f = call.func
         kernel = launched_kernel(call)
-        name = _kernel_named(module, kernel, scope) if kernel is not None else None
+        name = _kernel_named(module, kernel, scope) if kernel is not None else _class_kernel(module, call, scope)
         if name is not None:
             yield _launch(module, call, scope, module.kernels[name])
             continue
@@ -71,6 +71,23 @@ def _kernel_named(module: SourceModule, node: ast.Name, scope: Scope, depth: int
     if depth < 8 and bind is not None and bind.exact and isinstance(bind.value, ast.Name):
         return _kernel_named(module, bind.value, where, depth + 1)
     return None
+
+
+def _class_kernel(module: SourceModule, call: ast.Call, scope: Scope) -> str | None:
+    """The kernel of a class body a launch `self._kernel[grid](...)`, `Cls._kernel[grid](...)`
+    or `obj._kernel[grid](...)` names."""
+    f = call.func
+    if not (isinstance(f, ast.Subscript) and isinstance(f.value, ast.Attribute) and isinstance(f.value.value, ast.Name)):
+        return None
+    base, attr = f.value.value.id, f.value.attr
+    if base == scope.self_name:
+        owner = scope.owner
+    elif base in module.classes:
+        owner = base
+    else:
+        made = module.instance_of(f.value.value, scope)
+        owner = made.cls if made else None
+    return attr if owner is not None and module.kernel_class.get(attr) == owner else None
 
 
 @dataclass

@@ -69,6 +69,18 @@ class SourceModule:
         self._constants: dict[tuple[int, int, int, int], ast.Constant] | None = None
         # Launches name kernels at module level: a kernel nested in a function is not one of them.
         self._triton = {n: k for n, k in reader.kernels.items() if self.functions.get(n) is k.fn}
+        # A kernel in a class body (`@staticmethod @triton.jit def _kernel`), launched as
+        # `self._kernel[grid]` or `Cls._kernel[grid]`, keyed by its name as the launch capture
+        # is: only where no other function of the file has that name.
+        self.kernel_class: dict[str, str] = {}
+        defs = [n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef)]
+        for cls in self.classes.values():
+            for n in cls.body:
+                k = reader.kernels.get(n.name) if isinstance(n, ast.FunctionDef) else None
+                if k is not None and k.fn is n and defs.count(n.name) == 1:
+                    self.kernel_class[n.name] = cls.name
+                    self.functions[n.name] = n
+                    self._triton[n.name] = k
         self.kernels = {n: _kernel_facts(self, k) for n, k in self._triton.items()}
 
     def text(self, node: ast.AST) -> str:
@@ -160,11 +172,17 @@ class SourceModule:
         base = expr.value
         if not isinstance(base, ast.Name):
             return None
+        made = scope.instance if base.id == scope.self_name else None
         owner = scope.owner if base.id == scope.self_name else base.id if base.id in self.classes else None
         if owner is None:
+            made = self.instance_of(base, scope)
+            owner = made.cls if made is not None and self._is_dataclass(made.cls) else None
+        if owner is None:
             return None
-        sets = self._attribute_sets(owner, expr.attr)
         text = self.text(expr)
+        if self._is_dataclass(owner) and base.id not in self.classes:
+            return self._field(owner, expr.attr, made, text, depth)
+        sets = self._attribute_sets(owner, expr.attr)
         if len(sets) != 1:
             why = "is never set in its class" if not sets else f"is set {len(sets)} times in its class"
             return Resolved("derived", text, f"{text} {why}")
@@ -181,6 +199,35 @@ class SourceModule:
             found = self.resolve(value, init, depth + 1)
         if found.kind == "literal":
             found.where = f"{text} = {found.text} (line {found.node.lineno if found.node else value.lineno})"
+        return found
+
+    def _is_dataclass(self, cls: str) -> bool:
+        return any(last_name(d.func if isinstance(d, ast.Call) else d) == "dataclass"
+                   for d in self.classes[cls].decorator_list)
+
+    def _field(self, cls: str, attr: str, made: Made | None, text: str, depth: int) -> Resolved:
+        """A field of a `@dataclass` instance (`CFG.block_m`, `self.block_m`): what the call that
+        made it passes for the field, else the field's default in the class body."""
+        fields = [n for n in self.classes[cls].body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+        field = next((n for n in fields if n.target.id == attr), None)  # type: ignore[union-attr]
+        if field is None or made is None:
+            why = "is no field of the dataclass" if field is None else "is set per instance"
+            return Resolved("derived", text, f"{text} {why}")
+        value, where = field.value, self.module_scope()
+        given = {k.arg: k.value for k in made.call.keywords if k.arg}
+        positional = [a for a in made.call.args if not isinstance(a, ast.Starred)]
+        if len(positional) < len(made.call.args) or any(k.arg is None for k in made.call.keywords):
+            return Resolved("derived", text, f"{text}: the dataclass is made with * or ** arguments")
+        index = fields.index(field)
+        if attr in given or index < len(positional):
+            value, where = given[attr] if attr in given else positional[index], made.scope
+        elif isinstance(value, ast.Call) and last_name(value.func) == "field":  # field(default=...)
+            value = next((k.value for k in value.keywords if k.arg == "default"), None)
+        if value is None:
+            return Resolved("derived", text, f"{text} has no value the file says")
+        found = self.resolve(value, where, depth + 1)
+        if found.kind == "literal":
+            found.where = f"{text} = {found.text} (line {value.lineno})"
         return found
 
     def _attribute_sets(self, owner: str, attr: str) -> list[tuple[ast.expr | None, ast.FunctionDef | None]]:
