@@ -266,3 +266,18 @@ def test_an_entry_bound_to_an_autograd_functions_apply_is_followed(tmp_path):
     assert changed_lines(source, out) == ["num_warps = min(max(BLOCK // 128, 1), 8)"]
     new = write(tmp_path, "layernorm_function_apply.py", out)
     assert received(new)["num_warps"] == 8 and received(new, 0)["num_warps"] == 4  # still a function of the block
+
+
+def test_a_block_and_a_flag_computed_from_it_are_two_values(tmp_path):
+    # row_one_pass passes a block and a flag computed from it (`n_cols <= block`): both read
+    # the same cap, and were once taken for one tunable, shown with the block's value.
+    from tritonforge.strategies.recipes.row_one_pass import RowOnePass
+
+    problem = ROOT / "examples" / "softmax.py"
+    rewrite = tmp_path / "softmax.py"
+    rewrite.write_text(RowOnePass().rewrite(problem.read_text(), "softmax").source)
+    space, _ = captured_space(rewrite)
+    [site] = space.sites
+    block, flag = (space.get(site.bindings[p]) for p in ("BLOCK", "ROW_ONE_PASS"))
+    assert block.id != flag.id
+    assert flag.current is True and isinstance(block.current, int) and block.current > 1

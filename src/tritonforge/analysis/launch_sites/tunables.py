@@ -103,7 +103,10 @@ def _config_spec(data: dict[str, Any]) -> ConfigSpec:
 
 def _use_key(u: Use) -> tuple:
     if u.replayed is not None:
-        return ("replayed", u.kind) + tuple(sorted(span_of(c).key for c in u.replayed.knobs))
+        # One computed value however many launches pass it: the same literals read, the same
+        # value on every case (a block and the flag computed from it read the same cap).
+        values = tuple(repr(v) for _, v in sorted(u.replayed.per_case.items()))
+        return ("replayed", u.kind, values) + tuple(sorted(span_of(c).key for c in u.replayed.knobs))
     if u.span is not None and u.span.insert is None:
         return ("span",) + u.span.key
     if u.span is not None:
