@@ -125,3 +125,18 @@ def test_ncu_profiles_of_baseline_and_new_bests_are_kept_even_without_a_gpu(tmp_
         assert profile["data"]["available"] is False and "no GPU" in profile["data"]["reason"]
         if outcome.summary["improved"]:
             assert store.profiles(outcome.result.best.key, "ncu")
+
+
+def test_a_round_records_the_search_space_only_of_strategies_it_asked(tmp_path):
+    # With one candidate a round, the recipes fill round 1 and the launch search is not asked:
+    # its space was once recorded anyway (empty, so the report said no launch was found).
+    opts = options(tmp_path / "run", 2)
+    opts.search.per_round = 1
+    outcome = optimize(EXAMPLES / "softmax.py", opts)
+    with RunStore.open(tmp_path / "run" / "run.sqlite") as store:
+        first = [c for c, _ in store.judged() if c.origin != "baseline"][0]
+        spaces = [e["data"] for e in store.events("search_space") if e["data"]["round"] == 1]
+    assert first.origin == "recipes"
+    assert [s["strategy"] for s in spaces] == ["recipes"]
+    report = outcome.files["report"].read_text()
+    assert "No Triton launch was found" not in report and "`softmax_kernel`" in report

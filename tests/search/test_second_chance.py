@@ -5,9 +5,11 @@ partial block it inherited (256: a million atomics on one address) and was dropp
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.analysis.test_replay import capture
+from tests.conftest import FIXTURES, ROOT
 from tritonforge.domain.candidate import Candidate
 from tritonforge.search.loop import Search, SearchConfig
 from tritonforge.store import RunStore
@@ -78,3 +80,21 @@ def test_turns_go_round_the_recipes_before_one_gets_a_second(tmp_path):
                Outcome(candidate=persistent2, status="correct", speedup=1.4)]
     second = search._second_chance(_state(best, judged), 2, set())
     assert second and all(m.parent == collapsed2.key for m in second)
+
+
+def test_a_rewrite_is_tuned_on_launches_captured_from_it(tmp_path):
+    # The chunked launch's rewrite computes its block and warps in the entry's loop, from a
+    # local the problem's own entry never had: replayed from the baseline's capture they are
+    # unknown, from the rewrite's own capture (what the loop records) they move.
+    problem = FIXTURES / "problems" / "styles" / "chunked_rows.py"
+    baseline = Candidate(problem.read_text(), "baseline")
+    first = SearchState(problem_path=str(problem), entry="center_rows", baseline_source=baseline.source,
+                        best=baseline, device="cpu")
+    rewrite = next(c for c in RecipeStrategy().propose(first, 4) if c.params["recipes"] == ["row_one_pass"])
+    (tmp_path / "rewrite.py").write_text(rewrite.source)
+    state = dataclasses.replace(first, best=rewrite, captured=capture(problem))
+    blind = [c.description for c in LaunchParamStrategy().propose(state, 8)]
+    state.captured_rewrites = {rewrite.key: capture(tmp_path / "rewrite.py")}
+    seeing = [c.description for c in LaunchParamStrategy().propose(state, 8)]
+    assert not any("num_warps" in d for d in blind)
+    assert any(d.startswith("num_warps 4->") for d in seeing)

@@ -90,6 +90,7 @@ class Search:
         (self.workdir / "candidates").mkdir(parents=True, exist_ok=True)
         self._reserved = 0  # budget slots kept for finishing strategies (see run)
         self._judge_s: list[float] = []  # seconds each judged candidate took, for the time reserve
+        self._asked: set[str] = set()  # the strategies asked to propose this round
 
     # --- files --------------------------------------------------------------------
     def path_of(self, c: Candidate) -> Path:
@@ -248,6 +249,16 @@ class Search:
     def _tried(self, state: SearchState) -> int:
         return len(state.history)
 
+    def _capture_rewrite(self, state: SearchState, c: Candidate) -> None:
+        """A rewritten file's own launches, once, so the tuners can replay the launch values its
+        host code computes (a recipe's new locals, say in a loop over chunks of rows)."""
+        if c.origin not in {s.name for s in self.strategies if s.rewrites} or c.key in state.captured_rewrites:
+            return
+        captured = self.executor.capture(self.path_of(c))
+        state.captured_rewrites[c.key] = {} if captured.failures else captured.launches
+        self.store.log_event("captured", {"of": c.key, "launches": {k: len(v) for k, v in captured.launches.items()},
+                                          "failures": captured.failures})
+
     def _round(self, state: SearchState, t0: float) -> bool | None:
         """True when the round found a new best; None when nothing was left to propose."""
         want = min(self.config.per_round, self.config.budget - self._reserved - self._tried(state))
@@ -256,8 +267,10 @@ class Search:
         self.store.log_event("round", {"round": state.round, "proposed": [c.key for c in proposals],
                                        "best": state.best.key})
         for strategy in self.strategies:
-            space = strategy.describe_space()
-            if space is not None:  # the search space and the order it was walked in, for the record
+            # The search space and the order it was walked in, for the record: of the strategies
+            # asked this round (one not reached would show an earlier round's, or none).
+            space = strategy.describe_space() if strategy.name in self._asked else None
+            if space is not None:
                 self.store.log_event("search_space", {"round": state.round, "strategy": strategy.name,
                                                       "space": space})
         self.observe("round", {"round": state.round, "proposed": len(proposals)})
@@ -269,11 +282,17 @@ class Search:
 
     def _propose(self, state: SearchState, want: int) -> list[Candidate]:
         seen = {o.candidate.key for o in state.history} | {state.best.key}
+        chance = self._chance(state)
+        for rewrite in (state.best, chance.candidate if chance else None):
+            if rewrite is not None:
+                self._capture_rewrite(state, rewrite)
+        self._asked = set()
         # First, so that the record of each strategy's space (describe_space) is the best's.
         out = self._second_chance(state, min(SECOND_CHANCE, want // 3), seen)
         for strategy in self.strategies:
             if len(out) >= want:
                 break
+            self._asked.add(strategy.name)
             for c in strategy.propose(state, want - len(out)):
                 if c.key not in seen and self.store.evaluation(c.key) is None:
                     seen.add(c.key)
@@ -284,23 +303,15 @@ class Search:
         """Launch moves on the most recent rewrite that was correct but not faster than the
         best and that no candidate was made from yet: it was written with launch values tuned
         for the code it replaced (a two-stage sum collapsed into atomics wants larger blocks)."""
-        rewriters = {s.name for s in self.strategies if s.rewrites}
         tuners = [s for s in self.strategies if s.tunes]
-        parents = {o.candidate.parent for o in state.history}
-        waiting = [o for o in reversed(state.history) if o.candidate.origin in rewriters and o.status == "correct"
-                   and o.candidate.key != state.best.key and o.candidate.key not in parents]
-        # Turns go round the kinds of rewrite: a recipe that had one (or was tuned as the best)
-        # waits while another has had none (s7: persistent_grid, written last, twice took
-        # the turn collapse_two_stage needed).
-        tuned = {_kind(o.candidate) for o in state.history if o.candidate.key in parents
-                 and o.candidate.origin in rewriters}
-        chance = next((o for o in waiting if _kind(o.candidate) not in tuned), waiting[0] if waiting else None)
+        chance = self._chance(state)
         if chance is None or room <= 0 or not tuners:
             return []
         alt = dataclasses.replace(state, best=chance.candidate, best_speedup=chance.speedup or 0.0, findings=[],
                                   best_cases=[])
         out: list[Candidate] = []
         for strategy in tuners:
+            self._asked.add(strategy.name)
             for c in strategy.propose(alt, room - len(out)):
                 if c.key not in seen and self.store.evaluation(c.key) is None:
                     seen.add(c.key)
@@ -309,6 +320,20 @@ class Search:
             self.store.log_event("second_chance", {"round": state.round, "rewrite": chance.candidate.key,
                                                    "proposed": [c.key for c in out]})
         return out
+
+    def _chance(self, state: SearchState) -> Outcome | None:
+        """The rewrite whose turn of the tuners it is: the most recent one correct, not the
+        best and not yet a parent."""
+        rewriters = {s.name for s in self.strategies if s.rewrites}
+        parents = {o.candidate.parent for o in state.history}
+        waiting = [o for o in reversed(state.history) if o.candidate.origin in rewriters and o.status == "correct"
+                   and o.candidate.key != state.best.key and o.candidate.key not in parents]
+        # Turns go round the kinds of rewrite: a recipe that had one (or was tuned as the best)
+        # waits while another has had none (s7: persistent_grid, written last, twice took
+        # the turn collapse_two_stage needed).
+        tuned = {_kind(o.candidate) for o in state.history if o.candidate.key in parents
+                 and o.candidate.origin in rewriters}
+        return next((o for o in waiting if _kind(o.candidate) not in tuned), waiting[0] if waiting else None)
 
     def _finish(self, state: SearchState) -> bool:
         """What strategies combine from the search's results (a per-shape dispatch), judged

@@ -62,6 +62,9 @@ class SearchState:
     # The launches the problem's own entry made, per case label: launch_capture records with
     # the host locals around each launch (what computed launch values are replayed from).
     captured: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # The same for rewritten files (by source key) that became the best or got a turn of the
+    # tuners: their host code may compute launch values the problem's entry never had.
+    captured_rewrites: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     # The shapes of the entry's positional arguments per case label (None: not a tensor).
     case_shapes: dict[str, list[list[int] | None]] = field(default_factory=dict)
     device: str = "cuda"

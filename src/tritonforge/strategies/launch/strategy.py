@@ -40,6 +40,7 @@ class LaunchParamStrategy(Strategy):
         self.last_moves: list[MoveRecord] = []
         self._analyses: dict[str, SearchSpace | None] = {}  # by source key: sources never change
         self._runtime: Runtime | None = None
+        self._runtimes: dict[str, Runtime] = {}  # rewritten files' own captures, by source key
 
     def applies(self, source: str, entry: str) -> bool:
         """Any launch reachable from the entry: values the host code computes only become
@@ -80,12 +81,16 @@ class LaunchParamStrategy(Strategy):
             self._runtime = Runtime.from_records(state.captured, state.dominant_case,
                                                  source_key(state.baseline_source))
             self._analyses.clear()
+        for key, launches in state.captured_rewrites.items():
+            if launches and key not in self._runtimes:
+                self._runtimes[key] = Runtime.from_records(launches, state.dominant_case, key)
+                self._analyses.pop(key, None)
 
     def _space(self, source: str, entry: str) -> SearchSpace | None:
         key = source_key(source)
         if key not in self._analyses:
             try:
-                self._analyses[key] = SearchSpace.from_source(source, entry, self._runtime)
+                self._analyses[key] = SearchSpace.from_source(source, entry, self._runtimes.get(key, self._runtime))
             except (SyntaxError, ValueError):
                 self._analyses[key] = None  # another strategy's file we cannot read: no launches
         return self._analyses[key]
