@@ -247,6 +247,42 @@ def test_fields_of_a_dataclass_instance_are_moved_where_the_instance_is_made():
     assert "** arguments" in spread.get("row_max_kernel.COLS").why
 
 
+def style(name: str, entry: str) -> tuple[str, SearchSpace]:
+    source = (FIXTURES / "problems" / "styles" / name).read_text()
+    return source, SearchSpace.from_source(source, entry)
+
+
+def test_a_launch_through_a_table_of_kernels_launches_each_and_moves_one_literal():
+    source, space = style("kernel_table.py", "hard_sigmoid")
+    assert [s.kernel for s in space.sites] == ["_hard_sigmoid_f32", "_hard_sigmoid_f16"]
+    [block] = [t for t in space.tunables if t.id.endswith(".BLOCK")]
+    assert block.feeds == ("_hard_sigmoid_f32.BLOCK", "_hard_sigmoid_f16.BLOCK")
+    assert sorted(text_at(source, s) for s in block.locations) == ["32", "32"]  # the launch and its grid
+    # A local naming the table's item is the same launch.
+    local = source.replace("    _KERNELS[x.dtype][(", "    kernel = _KERNELS[x.dtype]\n    kernel[(")
+    assert [s.kernel for s in SearchSpace.from_source(local, "hard_sigmoid").sites] == [s.kernel for s in space.sites]
+
+
+def test_arguments_bound_by_functools_partial_are_moved_where_the_partial_is_made():
+    source, space = style("partial_launcher.py", "sqrt_abs")
+    for tid, value in (("sqrt_abs_kernel.BLOCK", "32"), ("sqrt_abs_kernel.num_warps", "1")):
+        t = space.get(tid)
+        assert t.free and {line_of(source, s) for s in t.locations} == {
+            "_launch_small = functools.partial(_launch, block=32, warps=1)"}
+        assert {text_at(source, s) for s in t.locations} == {value}
+
+
+def test_keywords_forwarded_through_kwargs_are_moved_at_the_call_that_gives_them():
+    source, space = style("kwargs_forward.py", "negate")
+    for tid in ("negate_kernel.BLOCK", "negate_kernel.num_warps"):
+        t = space.get(tid)
+        assert t.free and [line_of(source, s) for s in t.locations] == ["_apply(x, out, BLOCK=32, num_warps=1)"]
+    # Keywords the file does not say (a dict spread into the wrapper) stay unknown.
+    spread = source.replace("_apply(x, out, BLOCK=32, num_warps=1)", "_apply(x, out, **SETTINGS)")
+    spread = spread.replace("def negate(x):", "SETTINGS = dict(BLOCK=32, num_warps=1)\n\n\ndef negate(x):")
+    assert not SearchSpace.from_source(spread, "negate").get("negate_kernel.BLOCK").free
+
+
 def test_num_warps_in_a_shared_variable_and_num_stages_present():
     source, space = space_of(ELEMENTWISE + '''
 def twice(x, alpha):

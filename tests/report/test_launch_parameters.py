@@ -68,6 +68,8 @@ def test_report_table_and_console_list():
     assert text.startswith("not moved:") and "_scale_kernel.BLOCK = set at run time" in text
     assert "and 1 more" in text
     assert not_moved_text({"improved": True, "launch_parameters": section}) is None
+    none_found = not_moved_text({"improved": False, "launch_parameters": {"basis": "", "sites": []}})
+    assert none_found is not None and "no Triton launch was found" in none_found.plain
 
 
 def _options(out, budget=3) -> OptimizeOptions:

@@ -27,6 +27,9 @@ STYLES = FIXTURES / "problems" / "styles"
     ("class_kernel.py", "self._kernel[("),  # a static method of the class launching it
     ("dataclass_config.py", "LaunchConfig"),  # a field of a dataclass instance, or its default
     ("chunked_rows.py", "center_kernel[(rows,)]("),  # launched in a loop over chunks of rows
+    ("kernel_table.py", "_KERNELS[x.dtype][("),  # one kernel per dtype, picked from a dict
+    ("partial_launcher.py", "functools.partial(_launch, "),  # bound by functools.partial
+    ("kwargs_forward.py", "_apply(x, out, "),  # forwarded through **kwargs
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

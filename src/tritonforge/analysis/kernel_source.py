@@ -24,8 +24,8 @@ _DECORATORS = frozenset({"jit", "autotune", "heuristics"})
 _LAUNCH_WRAPPERS = frozenset({"wrap_triton", "capture_triton"})
 
 
-def launched_kernel(call: ast.Call) -> ast.Name | None:
-    """The kernel's name in a launch `k[grid](...)` or `wrap_triton(k)[grid](...)`, else None."""
+def launch_target(call: ast.Call) -> ast.expr | None:
+    """What a launch `X[grid](...)` or `wrap_triton(X)[grid](...)` launches (X), else None."""
     f = call.func
     if not isinstance(f, ast.Subscript):
         return None
@@ -34,6 +34,12 @@ def launched_kernel(call: ast.Call) -> ast.Name | None:
         wrapper = target.func.attr if isinstance(target.func, ast.Attribute) else \
             target.func.id if isinstance(target.func, ast.Name) else ""
         target = target.args[0] if wrapper in _LAUNCH_WRAPPERS else target
+    return target
+
+
+def launched_kernel(call: ast.Call) -> ast.Name | None:
+    """The kernel's name in a launch `k[grid](...)` or `wrap_triton(k)[grid](...)`, else None."""
+    target = launch_target(call)
     return target if isinstance(target, ast.Name) else None
 
 

@@ -93,7 +93,12 @@ def summary_table(summary: dict) -> Table:
 
 def not_moved_text(summary: dict, most: int = 8) -> Text | None:
     """After a run that improved nothing: the launch values the search left alone, and why."""
-    lines = [] if summary["improved"] else not_moved(summary.get("launch_parameters"))
+    if summary["improved"]:
+        return None
+    section = summary.get("launch_parameters")
+    if section is not None and not section.get("sites"):
+        return Text("not moved: no Triton launch was found from the entry", style="yellow")
+    lines = not_moved(section)
     if not lines:
         return None
     more = len(lines) - most

@@ -7,7 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from tritonforge.analysis.kernel_source import launched_kernel
+from tritonforge.analysis.kernel_source import launch_target
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
 from tritonforge.analysis.launch_sites.resolve import Made, Resolved, Scope, SourceModule, is_static
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue
@@ -46,46 +46,69 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
     calls = sorted((n for n in walk_local(fn) if isinstance(n, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
     for call in calls:
         f = call.func
-        kernel = launched_kernel(call)
-        name = _kernel_named(module, kernel, scope) if kernel is not None else _class_kernel(module, call, scope)
-        if name is not None:
-            yield _launch(module, call, scope, module.kernels[name])
+        names = _kernels_launched(module, call, scope)
+        if names:  # a table of kernels (`_KERNELS[x.dtype][grid]`) launches any of its kernels
+            for name in names:
+                yield _launch(module, call, scope, module.kernels[name])
             continue
         callee = _callee(module, f, scope)
         if callee is None or callee.label in scope.chain:
             continue  # not a function of this file, or recursion: each helper once per chain
-        bound = {k: (v, scope) for k, v in bind_call(callee.fn, call, callee.skip).items()}
+        bound = _bound(callee, call, scope)
         yield from collect_launches(module, Scope(callee.fn, bound, scope.chain + (callee.label,), callee.owner,
                                                   callee.instance))
 
 
-def _kernel_named(module: SourceModule, node: ast.Name, scope: Scope, depth: int = 0) -> str | None:
-    """The kernel of this file a launched name stands for: the kernel itself, a name bound to
-    it, or a parameter of a generic launcher (`def launch(kernel, ...): kernel[grid](...)`)
-    bound to one by its caller."""
-    shadowed = scope.fn is not None and (node.id in module.local(scope.fn)
-                                         or node.id in {p.arg for p in params_of(scope.fn)})
-    if node.id in module.kernels and not shadowed:
-        return node.id
-    bind, where, _ = module.definition(node.id, scope)
-    if depth < 8 and bind is not None and bind.exact and isinstance(bind.value, ast.Name):
-        return _kernel_named(module, bind.value, where, depth + 1)
-    return None
+def _kernels_launched(module: SourceModule, call: ast.Call, scope: Scope) -> list[str]:
+    """The kernels of this file a launch `X[grid](...)` may launch."""
+    target = launch_target(call)
+    if isinstance(target, ast.Attribute):
+        name = _class_kernel(module, target, scope)
+        return [name] if name else []
+    return _kernels_of(module, target, scope) if target is not None else []
 
 
-def _class_kernel(module: SourceModule, call: ast.Call, scope: Scope) -> str | None:
+def _kernels_of(module: SourceModule, node: ast.expr, scope: Scope, depth: int = 0) -> list[str]:
+    """The kernels of this file an expression stands for: the kernel itself, a name bound to
+    one, a parameter of a generic launcher (`def launch(kernel, ...): kernel[grid](...)`) bound
+    to one by its caller, or an item of a dict, list or tuple of kernels (each of them)."""
+    if depth > 8:
+        return []
+    if isinstance(node, ast.Name):
+        shadowed = scope.fn is not None and (node.id in module.local(scope.fn)
+                                             or node.id in {p.arg for p in params_of(scope.fn)})
+        if node.id in module.kernels and not shadowed:
+            return [node.id]
+        bind, where, _ = module.definition(node.id, scope)
+        if bind is not None and bind.exact and bind.value is not None:
+            return _kernels_of(module, bind.value, where, depth + 1)
+        return []
+    if not isinstance(node, ast.Subscript):
+        return []
+    table: ast.expr | None = node.value
+    if isinstance(table, ast.Name):
+        bind, scope, _ = module.definition(table.id, scope)
+        table = bind.value if bind is not None and bind.exact else None
+    items = table.values if isinstance(table, ast.Dict) else \
+        table.elts if isinstance(table, (ast.List, ast.Tuple)) else []
+    names = [_kernels_of(module, v, scope, depth + 1) for v in items if v is not None]
+    if not names or any(len(n) != 1 for n in names):
+        return []
+    return list(dict.fromkeys(n[0] for n in names))
+
+
+def _class_kernel(module: SourceModule, target: ast.Attribute, scope: Scope) -> str | None:
     """The kernel of a class body a launch `self._kernel[grid](...)`, `Cls._kernel[grid](...)`
     or `obj._kernel[grid](...)` names."""
-    f = call.func
-    if not (isinstance(f, ast.Subscript) and isinstance(f.value, ast.Attribute) and isinstance(f.value.value, ast.Name)):
+    if not isinstance(target.value, ast.Name):
         return None
-    base, attr = f.value.value.id, f.value.attr
+    base, attr = target.value.id, target.attr
     if base == scope.self_name:
         owner = scope.owner
     elif base in module.classes:
         owner = base
     else:
-        made = module.instance_of(f.value.value, scope)
+        made = module.instance_of(target.value, scope)
         owner = made.cls if made else None
     return attr if owner is not None and module.kernel_class.get(attr) == owner else None
 
@@ -97,6 +120,18 @@ class _Callee:
     skip: int = 0  # leading parameters the call does not pass (self, ctx)
     owner: str | None = None
     instance: Made | None = None
+    partial: tuple[ast.Call, Scope] | None = None  # `functools.partial(fn, ...)` the call goes through
+
+
+def _bound(callee: _Callee, call: ast.Call, scope: Scope) -> dict[str, tuple[ast.expr, Scope]]:
+    """Each parameter of the callee and the argument it receives, in the scope it is read in;
+    a partial's own arguments come first, read where the partial was made."""
+    if callee.partial is None:
+        return {k: (v, scope) for k, v in bind_call(callee.fn, call, callee.skip).items()}
+    made, where = callee.partial
+    merged = ast.Call(call.func, [*made.args[1:], *call.args], [*made.keywords, *call.keywords])
+    own = {id(n) for n in made.args[1:]} | {id(k.value) for k in made.keywords}
+    return {k: (v, where if id(v) in own else scope) for k, v in bind_call(callee.fn, merged, callee.skip).items()}
 
 
 def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
@@ -105,6 +140,9 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
     `Cls(...)(x)`) or method, a method called on `self`, or `Cls.method(...)`."""
     if isinstance(f, ast.Name) and f.id in module.functions and f.id not in module.kernels:
         return _Callee(module.functions[f.id], f.id)
+    partial = _partial_of(module, f, scope)
+    if partial is not None:
+        return partial
     if isinstance(f, (ast.Name, ast.Call)):  # obj(...): the instance's forward (nn.Module) or __call__
         made = module.instance_of(f, scope)
         return _method(module, made, ("forward", "__call__")) if made else None
@@ -121,6 +159,20 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
         return _Callee(fn, f"{base}.{attr}", 0, base) if fn else None
     made = module.instance_of(f.value, scope)
     return _method(module, made, (attr,)) if made else None
+
+
+def _partial_of(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
+    """A helper of this file reached through `functools.partial(helper, ...)`, or a name bound to one."""
+    where = scope
+    if isinstance(f, ast.Name):
+        bind, where, _ = module.definition(f.id, scope)
+        f = bind.value if bind is not None and bind.exact and bind.value is not None else f
+    if not (isinstance(f, ast.Call) and last_name(f.func) == "partial" and f.args and isinstance(f.args[0], ast.Name)):
+        return None
+    name = f.args[0].id
+    if name not in module.functions or name in module.kernels or any(isinstance(a, ast.Starred) for a in f.args):
+        return None
+    return _Callee(module.functions[name], name, partial=(f, where))
 
 
 def _method(module: SourceModule, made: Made | str, names: tuple[str, ...]) -> _Callee | None:

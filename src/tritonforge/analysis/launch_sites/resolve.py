@@ -118,7 +118,7 @@ class SourceModule:
                 if len(binds) > 1:
                     return None, scope, f"{name} is assigned {len(binds)} times in {scope.fn.name}"
                 return binds[0], scope, ""
-            if name in {p.arg for p in params_of(scope.fn)}:
+            if name in {p.arg for p in params_of(scope.fn)} or name == getattr(scope.fn.args.kwarg, "arg", None):
                 return self._parameter(name, scope)
         binds = self.top.get(name)
         if not binds:
@@ -150,6 +150,10 @@ class SourceModule:
             return Resolved("derived", text, f"constant {text} is not an integer", expr, expr.value)
         if isinstance(expr, ast.Attribute) and depth <= 12:
             found = self._attribute(expr, scope, depth)
+            if found is not None:
+                return found
+        if isinstance(expr, ast.Subscript) and depth <= 12:
+            found = self._item(expr, scope, depth)
             if found is not None:
                 return found
         if not isinstance(expr, ast.Name) or depth > 12:
@@ -199,6 +203,24 @@ class SourceModule:
             found = self.resolve(value, init, depth + 1)
         if found.kind == "literal":
             found.where = f"{text} = {found.text} (line {found.node.lineno if found.node else value.lineno})"
+        return found
+
+    def _item(self, expr: ast.Subscript, scope: Scope, depth: int) -> Resolved | None:
+        """`d["KEY"]` of a name bound once to a dict literal (a `**kw` parameter included):
+        resolved where the entry's value is written."""
+        key = expr.slice
+        if not (isinstance(expr.value, ast.Name) and isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        bind, where, _ = self.definition(expr.value.id, scope)
+        table = bind.value if bind is not None and bind.exact else None
+        if not isinstance(table, ast.Dict) or any(k is None for k in table.keys):
+            return None
+        values = [v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and k.value == key.value]
+        if len(values) != 1:
+            return None
+        found = self.resolve(values[0], where, depth + 1)
+        if found.kind == "literal":
+            found.where = f"{self.text(expr)} = {found.text} (line {values[0].lineno})"
         return found
 
     def _is_dataclass(self, cls: str) -> bool:

@@ -76,9 +76,14 @@ def bind_call(fn: ast.FunctionDef, call: ast.Call, skip: int = 0) -> dict[str, a
         if isinstance(arg, ast.Starred):
             break  # later positions are unknown
         out[name] = arg
+    named = {p.arg for p in params_of(fn)}
+    extra = [kw for kw in call.keywords if kw.arg is not None and kw.arg not in named]
     for kw in call.keywords:
-        if kw.arg is not None:
+        if kw.arg is not None and (kw.arg in named or fn.args.kwarg is None):
             out[kw.arg] = kw.value
+    if fn.args.kwarg is not None and not any(kw.arg is None for kw in call.keywords):
+        # `**kw` receives the keywords no parameter takes: a dict of them, as written at the call.
+        out[fn.args.kwarg.arg] = ast.Dict([ast.Constant(kw.arg) for kw in extra], [kw.value for kw in extra])
     return out
 
 
