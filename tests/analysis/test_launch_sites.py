@@ -283,6 +283,21 @@ def test_keywords_forwarded_through_kwargs_are_moved_at_the_call_that_gives_them
     assert not SearchSpace.from_source(spread, "negate").get("negate_kernel.BLOCK").free
 
 
+def test_a_kernel_made_by_calling_jit_is_launched_under_the_name_it_is_bound_to():
+    source, space = style("jit_called.py", "softsign")
+    [site] = space.sites
+    assert site.kernel == "_softsign"  # the function's name, as the launch capture knows it
+    assert space.get("_softsign.BLOCK").free and space.get("_softsign.BLOCK").current == 32
+
+
+def test_an_entry_bound_to_a_method_of_a_module_level_instance_reads_its_init():
+    source, space = style("bound_method_entry.py", "clamp")
+    block = space.get("clamp_kernel.BLOCK")
+    assert block.free and [line_of(source, s) for s in block.locations] == [
+        "def __init__(self, lo, hi, block=32):"]  # read by the launch and its grid alike
+    assert space.get("clamp_kernel.num_warps").current == 1
+
+
 def test_num_warps_in_a_shared_variable_and_num_stages_present():
     source, space = space_of(ELEMENTWISE + '''
 def twice(x, alpha):

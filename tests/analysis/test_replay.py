@@ -281,3 +281,36 @@ def test_a_block_and_a_flag_computed_from_it_are_two_values(tmp_path):
     block, flag = (space.get(site.bindings[p]) for p in ("BLOCK", "ROW_ONE_PASS"))
     assert block.id != flag.id
     assert flag.current is True and isinstance(block.current, int) and block.current > 1
+
+
+def test_a_grid_returned_by_a_helper_follows_the_block_it_returns(tmp_path):
+    # `grid, block, warps = _plan(n)`: the grid's `cdiv(n, 64)` is found by replaying the grid
+    # and tied to the block; moved alone, a smaller block left programs without work.
+    path = STYLES / "plan_helper.py"
+    space, _ = captured_space(path)
+    block = space.get("cube_kernel.BLOCK")
+    assert block.free and block.per_case == {"n=300": 32, "n=3000": 64}
+    source = path.read_text()
+    for value in (16, 256):
+        out = apply_assignment(space, {"cube_kernel.BLOCK": value})
+        assert changed_lines(source, out) == [f"return (triton.cdiv(n, {value}),), {value}, 2"]
+        got = received(write(tmp_path, "plan_helper.py", out))
+        assert got["BLOCK"] == value and got["grid"][0] == -(-3000 // value)
+        assert received(write(tmp_path, "plan_helper.py", out), 0)["BLOCK"] == 32  # the small case's branch
+
+
+def test_a_parameter_its_launcher_falls_back_from_is_moved_at_the_fallback(tmp_path):
+    # `block = block or 32` in a helper called without `block`: captured after the fallback
+    # ran, the value once read no literal; replayed from the parameter's default it reads 32.
+    path = STYLES / "optional_block.py"
+    space, _ = captured_space(path)
+    assert space.get("exp_kernel.BLOCK").free and space.get("exp_kernel.num_warps").free
+    source = path.read_text()
+    out = apply_assignment(space, {"exp_kernel.BLOCK": 256, "exp_kernel.num_warps": 4})
+    assert changed_lines(source, out) == ["block = block or 256", "num_warps = 4"]
+    got = received(write(tmp_path, "optional_block.py", out))
+    assert (got["BLOCK"], got["num_warps"], got["grid"][0]) == (256, 4, -(-1100 // 256))
+    # Where the caller passes the value, the fallback is not taken and its literal not moved.
+    passed = source.replace("_launch(x, out)", "_launch(x, out, block=64)")
+    space, _ = captured_space(write(tmp_path, "optional_block.py", passed))
+    assert not space.get("exp_kernel.BLOCK").free and "reads no integer literal" in space.get("exp_kernel.BLOCK").why

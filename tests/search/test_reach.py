@@ -30,6 +30,10 @@ STYLES = FIXTURES / "problems" / "styles"
     ("kernel_table.py", "_KERNELS[x.dtype][("),  # one kernel per dtype, picked from a dict
     ("partial_launcher.py", "functools.partial(_launch, "),  # bound by functools.partial
     ("kwargs_forward.py", "_apply(x, out, "),  # forwarded through **kwargs
+    ("jit_called.py", "softsign_kernel[("),  # `triton.jit(fn)` called, not a decorator
+    ("optional_block.py", "block = block or "),  # a launcher's fallback for a value not passed
+    ("bound_method_entry.py", "def __init__(self, lo, hi, block="),  # the entry is `op.forward`
+    ("plan_helper.py", "return (triton.cdiv(n, "),  # grid, block and warps from one helper
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -106,3 +106,18 @@ def test_recipe_persistent_grid_refuses_matmuls_2d_grids_and_kernels_made_persis
 def test_recipe_persistent_grid_leaves_programs_sized_by_a_launch_value_to_the_launch_search(problem, entry, tile):
     why = PersistentGrid().rewrite(problem.read_text(), entry)
     assert isinstance(why, str) and f"its number of programs follows {tile}, which its launch passes" in why
+
+
+def test_recipe_persistent_grid_launches_are_captured_on_cpu_tensors_as_on_a_gpu(tmp_path):
+    # The rewrite sizes its grid by the SM count on CUDA tensors; a capture on CPU tensors
+    # (tensors saying they are on CUDA) once failed there with "Torch not compiled with CUDA
+    # enabled", losing the rewrite's compile facts and its own launch-tuning turn.
+    from tests.analysis.test_replay import capture
+
+    path = tmp_path / "persistent.py"
+    path.write_text(PersistentGrid().rewrite(ROWS.read_text(), ENTRY).source)
+    captured = capture(path)
+    assert sorted(captured) == ["rows=37, cols=50", "rows=8, cols=64"]
+    for case, [launch] in captured.items():
+        rows = int(case.split(",")[0].removeprefix("rows="))
+        assert launch["grid"][0] == min(rows, 132 * 16)  # the GPU path: 132 SMs, 16 programs of 4 warps

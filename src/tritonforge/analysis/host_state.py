@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 _MAX_ITEMS = 64
@@ -61,6 +62,23 @@ class _AnyDevice(contextlib.nullcontext):
         super().__init__()
 
 
+@dataclass(frozen=True)
+class _StandInProperties:
+    """What `torch.cuda.get_device_properties` gives host code during a CPU capture: an
+    H100/H200-sized part (132 SMs), so code that sizes a persistent grid by the SM count
+    takes its GPU path. Only grids depend on it, and no kernel runs in a capture."""
+
+    name: str = "capture stand-in (132 SMs)"
+    major: int = 9
+    minor: int = 0
+    multi_processor_count: int = 132
+    total_memory: int = 80 << 30
+    L2_cache_size: int = 50 << 20
+    regs_per_multiprocessor: int = 65536
+    max_threads_per_multi_processor: int = 2048
+    warp_size: int = 32
+
+
 @contextlib.contextmanager
 def cuda_stand_ins() -> Iterator[None]:
     """While capturing on CPU tensors: CUDA device calls do nothing and tensors say they are
@@ -71,6 +89,10 @@ def cuda_stand_ins() -> Iterator[None]:
         (torch.cuda, "device", _AnyDevice), (torch.cuda, "device_of", _AnyDevice),
         (torch.cuda, "set_device", lambda *a, **k: None), (torch.cuda, "synchronize", lambda *a, **k: None),
         (torch.cuda, "current_device", lambda: 0), (torch.cuda, "is_available", lambda: True),
+        (torch.cuda, "device_count", lambda: 1),
+        (torch.cuda, "get_device_properties", lambda *a, **k: _StandInProperties()),
+        (torch.cuda, "get_device_capability", lambda *a, **k: (9, 0)),
+        (torch.cuda, "get_device_name", lambda *a, **k: _StandInProperties.name),
         (torch.Tensor, "is_cuda", property(lambda self: True)),
     ]
     saved = [(owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in patches]

@@ -52,6 +52,7 @@ class EntryFunction:
     fn: ast.FunctionDef
     skip: int = 0  # leading parameters the caller does not pass
     owner: str | None = None  # the class whose method `fn` is
+    instance: str | None = None  # the module-level instance of `owner` a bound method is taken from
 
     def signature(self, name: str) -> ast.FunctionDef:
         """A def of `name` with the parameters a caller passes (for code that wraps the entry)."""
@@ -69,7 +70,8 @@ def is_static(fn: ast.FunctionDef) -> bool:
 
 
 def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
-    """What `entry` runs, for a top-level def or an alias of a def or of `Cls.apply`."""
+    """What `entry` runs, for a top-level def or an alias of a def, of `Cls.apply`, or of a
+    method of a module-level instance (`op = Op(); my_op = op.forward`)."""
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     found = defs.get(entry)
     if isinstance(found, ast.FunctionDef):
@@ -86,7 +88,22 @@ def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
         forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None) \
             if isinstance(cls, ast.ClassDef) else None
         return EntryFunction(forward, 1, cls.name) if forward and is_static(forward) else None  # type: ignore[union-attr]
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+        return _bound_method(tree, defs, value.value.id, value.attr)
     return None
+
+
+def _bound_method(tree: ast.Module, defs: dict[str, ast.stmt], instance: str, name: str) -> EntryFunction | None:
+    made = [n.value for n in tree.body if isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == instance for t in n.targets)]
+    call = made[0] if len(made) == 1 else None
+    cls = defs.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+    if not isinstance(cls, ast.ClassDef):
+        return None
+    method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if method is None:
+        return None
+    return EntryFunction(method, 0 if is_static(method) else 1, cls.name, instance)
 
 
 @dataclass(frozen=True)
@@ -189,15 +206,27 @@ class KernelSource:
         if "triton.jit" not in by_kind:
             return None
         calls = {k: [d for d in v if isinstance(d, ast.Call)] for k, v in by_kind.items()}
+        return self._made(fn, by_kind["triton.jit"][0], next(iter(calls.get("triton.autotune", [])), None),
+                          tuple(calls.get("triton.heuristics", [])))
+
+    def _made(self, fn: ast.FunctionDef, jit: ast.expr, autotune: ast.Call | None,
+              heuristics: tuple[ast.Call, ...]) -> Kernel:
         params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
-        return Kernel(
-            fn=fn,
-            jit=by_kind["triton.jit"][0],
-            autotune=next(iter(calls.get("triton.autotune", [])), None),
-            heuristics=tuple(calls.get("triton.heuristics", [])),
-            params=tuple(p.arg for p in params),
-            constexprs=tuple(p.arg for p in params if self.is_constexpr(p.annotation)),
-        )
+        return Kernel(fn=fn, jit=jit, autotune=autotune, heuristics=heuristics, params=tuple(p.arg for p in params),
+                      constexprs=tuple(p.arg for p in params if self.is_constexpr(p.annotation)))
+
+    def jit_calls(self) -> dict[str, Kernel]:
+        """Kernels made by calling jit on a top-level function (`_kernel = triton.jit(_body)`),
+        by the name they are bound to; the kernel's own name is the function's."""
+        defs = {n.name: n for n in self.tree.body if isinstance(n, ast.FunctionDef)}
+        out = {}
+        for node in self.tree.body:
+            value = node.value if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            if (isinstance(value, ast.Call) and self.decorator_name(value.func) == "triton.jit" and value.args
+                    and isinstance(value.args[0], ast.Name) and value.args[0].id in defs
+                    and isinstance(node.targets[0], ast.Name) and value.args[0].id not in self.kernels):
+                out[node.targets[0].id] = self._made(defs[value.args[0].id], value, None, ())
+        return out
 
 
 def program_axis(call: ast.Call) -> int | None:

@@ -38,6 +38,9 @@ class Launch:
     args: dict[str, str]
     grid: ast.expr
     uses: list[Use] = field(default_factory=list)
+    # Literals a grid computed by host code divides a size by, found by replaying it (the
+    # `64` of a helper's `return (triton.cdiv(n, 64),), 64, 1`), with their values.
+    replayed_divisors: list[tuple[Span, int]] = field(default_factory=list)
 
 
 def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
@@ -79,6 +82,8 @@ def _kernels_of(module: SourceModule, node: ast.expr, scope: Scope, depth: int =
                                              or node.id in {p.arg for p in params_of(scope.fn)})
         if node.id in module.kernels and not shadowed:
             return [node.id]
+        if node.id in module.jit_alias and not shadowed:
+            return [module.jit_alias[node.id]]
         bind, where, _ = module.definition(node.id, scope)
         if bind is not None and bind.exact and bind.value is not None:
             return _kernels_of(module, bind.value, where, depth + 1)
@@ -377,6 +382,26 @@ def grid_literals(module: SourceModule, launch: Launch) -> list[tuple[Span, int]
     return out
 
 
+def divisor_literals(module: SourceModule, launch: Launch, knobs: tuple[ast.Constant, ...]) -> list[tuple[Span, int]]:
+    """Of the literals replaying a grid read, those it divides a size by (as `grid_literals`
+    finds them in a grid written out, without following names: the helper's scope is not known)."""
+    out = []
+    for k in knobs:
+        up = module.parent(k)
+        if isinstance(up, ast.Call) and last_name(up.func).endswith("cdiv") and len(up.args) >= 2 and up.args[1] is k:
+            dividend = up.args[0]
+        elif isinstance(up, ast.BinOp) and isinstance(up.op, (ast.FloorDiv, ast.Div)) and up.right is k:
+            dividend = up.left
+        else:
+            continue
+        if not _is_count(module, dividend, launch.scope, _FOLLOW_NAMES):
+            out.append((span_of(k), k.value))
+    return out
+
+
+_FOLLOW_NAMES = 4  # the depth at which _is_count stops following names
+
+
 def _is_count(module: SourceModule, node: ast.expr, scope: Scope, depth: int) -> bool:
     """Whether `node` is a number of blocks: a `cdiv`, a ceiling division `(n + 255) // 256`, a
     floor division of either, give or take a constant, directly or through the name it is
@@ -388,7 +413,7 @@ def _is_count(module: SourceModule, node: ast.expr, scope: Scope, depth: int) ->
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
         ceiling = isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub))
         return ceiling or _is_count(module, node.left, scope, depth)
-    if isinstance(node, ast.Name) and depth < 4:
+    if isinstance(node, ast.Name) and depth < _FOLLOW_NAMES:
         bind, where, _ = module.definition(node.id, scope)
         if bind is not None and bind.value is not None and bind.exact:
             return _is_count(module, bind.value, where, depth + 1)

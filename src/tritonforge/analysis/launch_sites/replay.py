@@ -179,13 +179,21 @@ class Replay:
         return self._module
 
     def function_frame(self, fn: ast.FunctionDef, stop_line: int | None,
-                       args: dict[str, Any] | None = None) -> Frame:
+                       args: dict[str, Any] | None = None, defaulted: frozenset[str] = frozenset()) -> Frame:
         """`fn`'s names as they stand just before line `stop_line`, with its parameters from
-        `args` (a helper called by replayed code) or the captured locals (the launching call)."""
+        `args` (a helper called by replayed code) or the captured locals (the launching call);
+        `defaulted`: parameters its caller leaves at their defaults."""
         frame = Frame(fn, captured=self.captured.get(fn.name, {}))
+        # A parameter the body assigns again (`block = block or 64`) was captured after that:
+        # one the caller leaves out starts from its default instead.
+        assigned = {t.id for n in walk_local(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        defaults = defaults_of(fn)
         for p in params_of(fn):
             if args is not None and p.arg in args:
                 frame.values[p.arg] = args[p.arg]
+            elif p.arg in assigned & defaulted and p.arg in defaults:
+                frame.values[p.arg] = self.eval(defaults[p.arg], self.module_frame())
             elif p.arg in frame.captured:
                 frame.values[p.arg] = frame.captured[p.arg]
         self._statements(fn.body, frame, stop_line, ())

@@ -67,12 +67,17 @@ class SourceModule:
         self._local: dict[int, dict[str, list[Binding]]] = {}
         self._configs: dict[str, tuple[ast.expr | None, tuple[ConfigSpec, ...] | None, str]] = {}
         self._constants: dict[tuple[int, int, int, int], ast.Constant] | None = None
+        self._parents: dict[int, ast.AST] | None = None
         # Launches name kernels at module level: a kernel nested in a function is not one of them.
         self._triton = {n: k for n, k in reader.kernels.items() if self.functions.get(n) is k.fn}
         # A kernel in a class body (`@staticmethod @triton.jit def _kernel`), launched as
         # `self._kernel[grid]` or `Cls._kernel[grid]`, keyed by its name as the launch capture
         # is: only where no other function of the file has that name.
         self.kernel_class: dict[str, str] = {}
+        # `_kernel = triton.jit(_body)`: the bound name -> the kernel, named `_body` as it runs.
+        called = reader.jit_calls()
+        self.jit_alias = {alias: k.name for alias, k in called.items()}
+        self._triton.update({k.name: k for k in called.values()})
         defs = [n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef)]
         for cls in self.classes.values():
             for n in cls.body:
@@ -85,6 +90,12 @@ class SourceModule:
 
     def text(self, node: ast.AST) -> str:
         return self.reader.text(node)
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """The node `node` is a child of."""
+        if self._parents is None:
+            self._parents = {id(c): n for n in ast.walk(self.tree) for c in ast.iter_child_nodes(n)}
+        return self._parents.get(id(node))
 
     def local(self, fn: ast.FunctionDef) -> dict[str, list[Binding]]:
         if id(fn) not in self._local:

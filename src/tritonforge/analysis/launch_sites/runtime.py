@@ -83,6 +83,7 @@ class ReplayedValue:
     per_case: dict[str, Any] = field(default_factory=dict)
     knobs: tuple[ast.Constant, ...] = ()  # the literals it reads, first read first
     heuristic: bool = False  # a @triton.heuristics lambda: `args` is the launch's arguments
+    defaulted: frozenset[str] = frozenset()  # parameters of `fn` its caller leaves at their defaults
 
 
 def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param: str,
@@ -119,7 +120,7 @@ def _evaluate(tree: ast.Module, runtime: Runtime, value: ReplayedValue, case: st
         if params:
             frame.values[params[0]] = dict(launch.args)
     elif isinstance(value.fn, ast.FunctionDef):
-        frame = replay.function_frame(value.fn, value.line)
+        frame = replay.function_frame(value.fn, value.line, defaulted=value.defaulted)
     else:
         frame = replay.module_frame()
     return replay.value_of(value.expr, frame)

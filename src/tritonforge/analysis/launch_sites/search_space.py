@@ -92,7 +92,8 @@ def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,
     found = entry_function(module.tree, entry) if entry not in module.kernels else None
     if found is None:
         raise ValueError(f"no plain top-level function named {entry!r}")
-    scope = Scope(found.fn, {}, (entry,), found.owner)
+    made = module.instance_of(ast.Name(found.instance, ast.Load()), module.module_scope()) if found.instance else None
+    scope = Scope(found.fn, {}, (entry,), found.owner, made)
     launches = list(collect_launches(module, scope))
     verify = runtime is not None and runtime.source_key in ("", source_key(source))
     return build_sites(module, launches, runtime, verify)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from tritonforge.analysis.launch_sites.launches import Launch, Use, grid_form, grid_literals
+from tritonforge.analysis.launch_sites.launches import Launch, Use, divisor_literals, grid_form, grid_literals
 from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DOT_MIN, DOT_ROLES, MAX_TENSOR_NUMEL,
                                                      STAGES, TILE_ROLES, WARPS, ConfigSpec, KernelFacts, LaunchSite,
                                                      Span, Tunable, is_pow2)
 from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue, Runtime, replay_value
-from tritonforge.analysis.launch_sites.syntax import span_of
+from tritonforge.analysis.launch_sites.syntax import params_of, span_of
 
 
 class _Groups:
@@ -50,6 +50,8 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
             elif runtime is not None:
                 _replay(module, launch, u, occurrence, runtime, verify)
             uses.append(u)
+        if runtime is not None:
+            _replay_grid(module, launch, occurrence, runtime, verify)
     groups, spans = _group_uses(module, launches, uses)
     tunable_of = _make_tunables(launches, uses, groups, spans)
     return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
@@ -61,7 +63,7 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     if u.expr is None or u.resolved.kind not in ("derived", "unknown", "heuristic"):
         return
     rv = ReplayedValue(u.expr, u.fn, launch.call.lineno, u.kernel, occurrence,
-                       heuristic=u.resolved.kind == "heuristic")
+                       heuristic=u.resolved.kind == "heuristic", defaulted=_defaulted(launch))
     _, note = replay_value(module.tree, runtime, rv, u.param, verify=verify)
     if note or not rv.knobs:
         u.resolved.where += f"; {note or 'reads no integer literal'}"
@@ -71,6 +73,26 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
     u.resolved = Resolved("replayed", u.resolved.text, f"{origin}, computed at run time; it reads {literals}",
                           None, rv.per_case.get(runtime.dominant))
+
+
+def _defaulted(launch: Launch) -> frozenset[str]:
+    """Parameters of the launching function its caller, as the file says, does not pass."""
+    fn = launch.scope.fn
+    if fn is None or launch.scope.is_entry:
+        return frozenset()
+    return frozenset(p.arg for p in params_of(fn)) - set(launch.scope.args)
+
+
+def _replay_grid(module: SourceModule, launch: Launch, occurrence: int, runtime: Runtime, verify: bool) -> None:
+    """A grid the host code computes beyond what `grid_literals` follows (a helper's return,
+    a tuple unpacked): the literals it divides a size by, found by replaying it."""
+    if launch.scope.fn is None or grid_form(module, launch)[0] == "lambda":
+        return
+    rv = ReplayedValue(launch.grid, launch.scope.fn, launch.call.lineno, launch.facts.name, occurrence,
+                       defaulted=_defaulted(launch))
+    _, note = replay_value(module.tree, runtime, rv, "grid", verify=verify)
+    if not note:
+        launch.replayed_divisors = divisor_literals(module, launch, rv.knobs)
 
 
 def _configs_at_run_time(module: SourceModule, launch: Launch, u: Use, occurrence: int, runtime: Runtime) -> None:
@@ -123,8 +145,9 @@ def _group_uses(module: SourceModule, launches: list[Launch], uses: list[Use]) -
             spans[_use_key(u)] = u.span
     owned = {u.span.key for u in uses if u.span is not None}
     for i, launch in enumerate(launches):
-        blocks = [u for u in uses if u.launch == i and u.kind == "constexpr" and u.resolved.kind == "literal"]
-        for span, value in grid_literals(module, launch):
+        blocks = [u for u in uses if u.launch == i and u.kind == "constexpr"
+                  and u.resolved.kind in ("literal", "replayed")]
+        for span, value in dict.fromkeys([*grid_literals(module, launch), *launch.replayed_divisors]):
             if span.key in owned:
                 continue  # the grid reads a value we already tune (a shared variable)
             for u in blocks:
