@@ -10,6 +10,7 @@ import ast
 import hashlib
 import importlib.util
 import inspect
+import itertools
 import re
 import sys
 from pathlib import Path
@@ -119,7 +120,11 @@ class ProblemModule:
         if not callable(self.entry):
             raise ProblemError(self.path, f"ENTRY names '{self.entry_name}', which is not a function"
                                           f" ({type(self.entry).__name__})")
-        self.param_names = [p.name for p in signature_of(self.entry)]
+        params = signature_of(self.entry)
+        self.param_names = [p.name for p in params]
+        # The parameters make_inputs must give; the ones after them may keep their defaults.
+        optional = itertools.takewhile(lambda p: p.default is not None or p.kind.startswith("VAR_"), reversed(params))
+        self.required = len(params) - len(list(optional))
         self.specs = [self._parse_spec(s) for s in specs or []]
         self.make_inputs = getattr(self.module, "make_inputs", None)
         if not self.specs and not callable(self.make_inputs):
@@ -137,17 +142,23 @@ class ProblemModule:
     def _parse_spec(self, text: str) -> InputSpec:
         try:
             spec = InputSpec.parse(text)
-            missing = [n for n in self.param_names if n not in spec.args]
+            missing = [n for n in self._passed(spec) if n not in spec.args]
             unknown = [n for n in spec.args if n not in self.param_names]
         except SpecError as e:
             raise ProblemError(self.path, f"--inputs: {e}") from None
         if missing or unknown:
             raise ProblemError(
                 self.path,
-                f"--inputs '{text}' must name exactly the parameters of {self.entry_name}"
+                f"--inputs '{text}' must name the parameters of {self.entry_name}"
                 f"{tuple(self.param_names)} (missing {missing}, unknown {unknown})",
             )
         return spec
+
+    def _passed(self, spec: InputSpec) -> list[str]:
+        """The parameters an input spec passes, by position: the required ones and every one up
+        to the last it names (a defaulted one it leaves out keeps its default)."""
+        named = [i for i, n in enumerate(self.param_names) if n in spec.args]
+        return self.param_names[:max([self.required - 1, *named]) + 1]
 
     def _shapes(self, attr: str, default: Any) -> list[Case]:
         value = getattr(self.module, attr, default)
@@ -213,7 +224,7 @@ class ProblemModule:
         """Fresh arguments for one case. Raises ProblemError naming what went wrong."""
         if case.spec is not None:
             spec = next(s for s in self.specs if s.text == case.spec)
-            return spec.make(seed, device, self.param_names)
+            return spec.make(seed, device, self._passed(spec))
         try:
             args = self.make_inputs(seed, device, **case.params)
         except BaseException as e:

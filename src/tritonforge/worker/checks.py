@@ -107,9 +107,11 @@ class Checks(CandidateCalls):
 def check_inputs(pm: ProblemModule, args: tuple, seed: int) -> list[float]:
     """Refuse inputs that would hide bugs: constant floating-point tensors. Returns a print of
     the floating-point inputs, to tell whether two seeds gave different ones."""
-    if len(args) != len(pm.param_names):
+    if not pm.required <= len(args) <= len(pm.param_names):
+        takes = str(len(pm.param_names)) if pm.required == len(pm.param_names) else \
+            f"{pm.required} to {len(pm.param_names)}"
         raise ProblemError(pm.path, f"make_inputs returned {len(args)} values; {pm.entry_name} takes "
-                                    f"{len(pm.param_names)} ({', '.join(pm.param_names)})")
+                                    f"{takes} ({', '.join(pm.param_names)})")
     prints = []
     for name, a in zip(pm.param_names, args):
         if isinstance(a, torch.Tensor) and a.is_floating_point() and a.numel() > 1:
