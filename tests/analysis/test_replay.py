@@ -314,3 +314,28 @@ def test_a_parameter_its_launcher_falls_back_from_is_moved_at_the_fallback(tmp_p
     passed = source.replace("_launch(x, out)", "_launch(x, out, block=64)")
     space, _ = captured_space(write(tmp_path, "optional_block.py", passed))
     assert not space.get("exp_kernel.BLOCK").free and "reads no integer literal" in space.get("exp_kernel.BLOCK").why
+
+
+def test_a_case_that_takes_another_branch_gets_its_own_value_to_move(tmp_path):
+    # `cfg = _SMALL if n <= 512 else _LARGE`: moves aimed at the dominant (last) case edit
+    # _LARGE only; the small case's value is a tunable of its own, moved in _SMALL.
+    path = STYLES / "size_keyed_configs.py"
+    space, _ = captured_space(path)
+    large, small = space.get("softsign_kernel.BLOCK"), space.get("softsign_kernel.BLOCK@n=300")
+    assert (large.current, small.current) == (64, 32) and large.free and small.free
+    assert "on n=300" in small.why
+    source = path.read_text()
+    out = apply_assignment(space, {"softsign_kernel.BLOCK@n=300": 256, "softsign_kernel.num_warps@n=300": 4})
+    assert changed_lines(source, out) == ['_SMALL = {"BLOCK": 256, "num_warps": 4}']
+    new = write(tmp_path, "size_keyed_configs.py", out)
+    assert (received(new, 0)["BLOCK"], received(new, 0)["num_warps"], received(new)["BLOCK"]) == (256, 4, 64)
+    assert received(new, 0)["grid"][0] == -(-300 // 256)  # the grid reads the same entry
+    out = apply_assignment(space, {"softsign_kernel.BLOCK": 512})
+    assert changed_lines(source, out) == ['_LARGE = {"BLOCK": 512, "num_warps": 2}']
+    # The report shows the branch beside the dominant case's value.
+    from tritonforge.report.launch_parameters import launch_parameters
+    from tritonforge.strategies.launch.strategy import space_record
+
+    rows = launch_parameters(space_record(space), "")["sites"][0]["parameters"]
+    assert {r["parameter"]: r["value"] for r in rows if r["parameter"].startswith("BLOCK")} == {
+        "BLOCK": 64, "BLOCK@n=300": 32}

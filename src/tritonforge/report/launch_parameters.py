@@ -17,7 +17,7 @@ def launch_parameters(record: dict[str, Any] | None, basis: str) -> dict[str, An
     sites = []
     for s in record.get("sites", []):
         rows = [_parameter(name, params[tid], moves, free_labels.get(tid, set()))
-                for name, tid in s.get("bindings", {}).items() if tid in params]
+                for name, tid in {**s.get("bindings", {}), **s.get("branches", {})}.items() if tid in params]
         sites.append({"kernel": s["kernel"], "line": s["line"], "function": s["function"], "grid": s["grid"],
                       "autotuned": s.get("autotuned", False), "parameters": rows})
     return {"basis": basis, "sites": sites}

@@ -84,6 +84,11 @@ class ReplayedValue:
     knobs: tuple[ast.Constant, ...] = ()  # the literals it reads, first read first
     heuristic: bool = False  # a @triton.heuristics lambda: `args` is the launch's arguments
     defaulted: frozenset[str] = frozenset()  # parameters of `fn` its caller leaves at their defaults
+    aim: str | None = None  # the case its moves aim at (None: the dominant one)
+    case_knobs: dict[str, tuple[ast.Constant, ...]] = field(default_factory=dict)  # the literals each case reads
+
+    def case(self, runtime: "Runtime") -> str:
+        return self.aim or runtime.dominant
 
 
 def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param: str,
@@ -93,8 +98,10 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
     captured from) disagrees with what its launch received."""
     knobs: dict[int, ast.Constant] = {}
     out: dict[str, Any] = {}
+    by_case: dict[str, tuple[ast.Constant, ...]] = {}
     for case in runtime.cases:
         got, reads = _evaluate(tree, runtime, value, case, edits)
+        by_case[case] = tuple(dict.fromkeys(reads))
         launch = runtime.launch(case, value.kernel, value.occurrence)
         if got is UNKNOWN or launch is None:
             return {}, f"not computable from this file and the captured values ({case})"
@@ -103,7 +110,7 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
         out[case] = got
         knobs.update({id(c): c for c in reads})
     if edits is None:
-        value.per_case, value.knobs = out, tuple(knobs.values())
+        value.per_case, value.knobs, value.case_knobs = out, tuple(knobs.values()), by_case
     return out, ""
 
 
@@ -138,7 +145,7 @@ def solve(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], 
 
     Greedy, one literal per value to change, targets first; raises Unreachable.
     """
-    want = {tid: targets.get(tid, v.per_case.get(runtime.dominant)) for tid, v in values.items()}
+    want = {tid: targets.get(tid, v.per_case.get(v.case(runtime))) for tid, v in values.items()}
     edits: dict[int, int] = dict(fixed or {})
     for tid in [t for t in values if t in targets] + [t for t in values if t not in targets]:
         if _value(tree, runtime, values[tid], edits) == want[tid]:
@@ -162,7 +169,7 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
     target = want[tid]
     best: tuple[tuple, tuple[int, int]] | None = None
     varied = _distinct(tree, runtime, values[tid], edits) > 1
-    _, reads = _evaluate(tree, runtime, values[tid], runtime.dominant, edits)
+    _, reads = _evaluate(tree, runtime, values[tid], values[tid].case(runtime), edits)
     for knob in reads:
         if id(knob) in edits or id(knob) in locked:
             continue
@@ -190,4 +197,4 @@ def _distinct(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: d
 
 
 def _value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: dict[int, int]) -> Any:
-    return _evaluate(tree, runtime, value, runtime.dominant, edits)[0]
+    return _evaluate(tree, runtime, value, value.case(runtime), edits)[0]

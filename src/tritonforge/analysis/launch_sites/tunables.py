@@ -4,6 +4,7 @@ whether the search may change it and within which legal values."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from typing import Any
 
@@ -50,6 +51,8 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
             elif runtime is not None:
                 _replay(module, launch, u, occurrence, runtime, verify)
             uses.append(u)
+            if u.replayed is not None and runtime is not None:
+                uses += _branches(u, runtime)
         if runtime is not None:
             _replay_grid(module, launch, occurrence, runtime, verify)
     groups, spans = _group_uses(module, launches, uses)
@@ -73,6 +76,27 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
     u.resolved = Resolved("replayed", u.resolved.text, f"{origin}, computed at run time; it reads {literals}",
                           None, rv.per_case.get(runtime.dominant))
+
+
+def _branches(u: Use, runtime: Runtime) -> list[Use]:
+    """A computed value that other cases take from other literals than the dominant case (a
+    size-keyed dict or branch): one more value per such branch, its moves aimed at its first
+    case, so each branch is tuned for the cases that take it."""
+    rv = u.replayed
+    assert rv is not None
+    seen = [frozenset(id(k) for k in rv.case_knobs.get(runtime.dominant, ()))]
+    out = []
+    for case, knobs in rv.case_knobs.items():
+        reads = frozenset(id(k) for k in knobs)
+        if not reads - seen[0] or reads in seen:
+            continue
+        seen.append(reads)
+        branch = dataclasses.replace(rv, knobs=knobs, aim=case)
+        literals = ", ".join(f"{c.value} (line {c.lineno})" for c in knobs)
+        where = f"{u.resolved.text or u.param} on {case} (another branch than {runtime.dominant}); it reads {literals}"
+        out.append(dataclasses.replace(u, resolved=Resolved("replayed", u.resolved.text, where, None, rv.per_case[case]),
+                                       replayed=branch))
+    return out
 
 
 def _defaulted(launch: Launch) -> frozenset[str]:
@@ -128,7 +152,7 @@ def _use_key(u: Use) -> tuple:
         # One computed value however many launches pass it: the same literals read, the same
         # value on every case (a block and the flag computed from it read the same cap).
         values = tuple(repr(v) for _, v in sorted(u.replayed.per_case.items()))
-        return ("replayed", u.kind, values) + tuple(sorted(span_of(c).key for c in u.replayed.knobs))
+        return ("replayed", u.kind, u.replayed.aim, values) + tuple(sorted(span_of(c).key for c in u.replayed.knobs))
     if u.span is not None and u.span.insert is None:
         return ("span",) + u.span.key
     if u.span is not None:
@@ -145,7 +169,7 @@ def _group_uses(module: SourceModule, launches: list[Launch], uses: list[Use]) -
             spans[_use_key(u)] = u.span
     owned = {u.span.key for u in uses if u.span is not None}
     for i, launch in enumerate(launches):
-        blocks = [u for u in uses if u.launch == i and u.kind == "constexpr"
+        blocks = [u for u in uses if u.launch == i and u.kind == "constexpr" and not _is_branch(u)
                   and u.resolved.kind in ("literal", "replayed")]
         for span, value in dict.fromkeys([*grid_literals(module, launch), *launch.replayed_divisors]):
             if span.key in owned:
@@ -170,7 +194,9 @@ def _make_tunables(launches: list[Launch], uses: list[Use], groups: _Groups,
     by_root: dict[tuple, Tunable] = {}
     taken: set[str] = set()
     for root, group in members.items():  # first-use order: dicts keep insertion order
-        tid = _fresh_id(f"{group[0].kernel}.{group[0].param}", taken)
+        aim = group[0].replayed.aim if group[0].replayed else None
+        case = f"@{aim.replace(' ', '')}" if aim else ""  # no ", " in an id: move descriptions split on it
+        tid = _fresh_id(f"{group[0].kernel}.{group[0].param}{case}", taken)
         locs = tuple(sorted(set(locations[root]), key=lambda s: (s.line, s.col)))
         by_root[root] = _tunable(launches, tid, group, locs)
     return {i: by_root[groups.find(_use_key(u))] for i, u in enumerate(uses)}
@@ -264,7 +290,8 @@ def _relations(kind: str, roles: frozenset[str], group: list[Use]) -> tuple[str,
 
 
 def _site(module: SourceModule, launch: Launch, index: int, uses: list[Use], tunable_of: dict[int, Tunable]) -> LaunchSite:
-    by_param = {u.param: tunable_of[i] for i, u in enumerate(uses) if u.launch == index}
+    by_param = {u.param: tunable_of[i] for i, u in enumerate(uses) if u.launch == index and not _is_branch(u)}
+    branches = [tunable_of[i] for i, u in enumerate(uses) if u.launch == index and _is_branch(u)]
     _set_pairs(launch.facts, by_param)
     kind, resolved, meta = grid_form(module, launch)
     scope = launch.scope
@@ -279,9 +306,13 @@ def _site(module: SourceModule, launch: Launch, index: int, uses: list[Use], tun
         grid_meta=meta,
         args=launch.args,
         bindings={p: t.id for p, t in by_param.items()},
-        tunables=list({t.id: t for t in by_param.values()}.values()),
+        tunables=list({t.id: t for t in [*by_param.values(), *branches]}.values()),
         facts=launch.facts,
     )
+
+
+def _is_branch(u: Use) -> bool:
+    return u.replayed is not None and u.replayed.aim is not None
 
 
 def _set_pairs(facts: KernelFacts, by_param: dict[str, Tunable]) -> None:

@@ -172,7 +172,9 @@ def space_record(space: SearchSpace) -> dict[str, Any]:
 
     sites = [{"kernel": s.kernel, "line": s.line, "function": s.function, "via": list(s.via),
               "grid": s.grid, "grid_kind": s.grid_kind, "grid_resolved": s.grid_resolved,
-              "grid_meta": list(s.grid_meta), "autotuned": s.autotuned, "bindings": dict(s.bindings)}
+              "grid_meta": list(s.grid_meta), "autotuned": s.autotuned, "bindings": dict(s.bindings),
+              # values other cases take from another branch of the code than the dominant case
+              "branches": {t.id.split(".", 1)[1]: t.id for t in s.tunables if t.id not in s.bindings.values()}}
              for s in space.sites]
     return {"sites": sites, "tunables": [tunable(t) for t in space.tunables],
             "fixed": [tunable(t) for t in space.fixed]}
