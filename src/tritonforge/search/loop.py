@@ -252,7 +252,8 @@ class Search:
     def _capture_rewrite(self, state: SearchState, c: Candidate) -> None:
         """A rewritten file's own launches, once, so the tuners can replay the launch values its
         host code computes (a recipe's new locals, say in a loop over chunks of rows)."""
-        if c.origin not in {s.name for s in self.strategies if s.rewrites} or c.key in state.captured_rewrites:
+        if (c.origin not in {s.name for s in self.strategies if s.rewrites} or c.key in state.captured_rewrites
+                or not any(s.tunes for s in self.strategies)):
             return
         captured = self.executor.capture(self.path_of(c))
         state.captured_rewrites[c.key] = {} if captured.failures else captured.launches
@@ -282,13 +283,14 @@ class Search:
 
     def _propose(self, state: SearchState, want: int) -> list[Candidate]:
         seen = {o.candidate.key for o in state.history} | {state.best.key}
-        chance = self._chance(state)
+        room = min(SECOND_CHANCE, want // 3)
+        chance = self._chance(state) if room > 0 else None
         for rewrite in (state.best, chance.candidate if chance else None):
             if rewrite is not None:
                 self._capture_rewrite(state, rewrite)
         self._asked = set()
         # First, so that the record of each strategy's space (describe_space) is the best's.
-        out = self._second_chance(state, min(SECOND_CHANCE, want // 3), seen)
+        out = self._second_chance(state, room, seen)
         for strategy in self.strategies:
             if len(out) >= want:
                 break
