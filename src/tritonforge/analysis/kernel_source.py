@@ -76,11 +76,9 @@ def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
     found = defs.get(entry)
     if isinstance(found, ast.FunctionDef):
         return EntryFunction(found)
-    binds = [n.value for n in tree.body if isinstance(n, ast.Assign)
-             and any(isinstance(t, ast.Name) and t.id == entry for t in n.targets)]
-    if found is not None or len(binds) != 1:
+    value = _assigned_once(tree, entry)
+    if found is not None or value is None:
         return None
-    value = binds[0]
     if isinstance(value, ast.Name) and isinstance(defs.get(value.id), ast.FunctionDef):
         return EntryFunction(defs[value.id])  # type: ignore[arg-type]
     if isinstance(value, ast.Attribute) and value.attr == "apply" and isinstance(value.value, ast.Name):
@@ -93,10 +91,15 @@ def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
     return None
 
 
+def _assigned_once(tree: ast.Module, name: str) -> ast.expr | None:
+    """The value of the one module-level `name = ...`, if there is exactly one."""
+    binds = [n.value for n in tree.body if isinstance(n, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    return binds[0] if len(binds) == 1 else None
+
+
 def _bound_method(tree: ast.Module, defs: dict[str, ast.stmt], instance: str, name: str) -> EntryFunction | None:
-    made = [n.value for n in tree.body if isinstance(n, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == instance for t in n.targets)]
-    call = made[0] if len(made) == 1 else None
+    call = _assigned_once(tree, instance)
     cls = defs.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
     if not isinstance(cls, ast.ClassDef):
         return None

@@ -186,8 +186,10 @@ class Replay:
         frame = Frame(fn, captured=self.captured.get(fn.name, {}))
         # A parameter the body assigns again (`block = block or 64`) was captured after that:
         # one the caller leaves out starts from its default instead.
+        # (Most replays have no such parameter: the body is walked only for those that may.)
         assigned = {t.id for n in walk_local(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                    if isinstance(t, ast.Name)} if defaulted else set()
         defaults = defaults_of(fn)
         for p in params_of(fn):
             if args is not None and p.arg in args:

@@ -4,6 +4,7 @@ value of a name comes from (a literal to rewrite, a runtime value, or unknown)."
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,11 +79,11 @@ class SourceModule:
         called = reader.jit_calls()
         self.jit_alias = {alias: k.name for alias, k in called.items()}
         self._triton.update({k.name: k for k in called.values()})
-        defs = [n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef)]
+        defs = Counter(n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef))
         for cls in self.classes.values():
             for n in cls.body:
                 k = reader.kernels.get(n.name) if isinstance(n, ast.FunctionDef) else None
-                if k is not None and k.fn is n and defs.count(n.name) == 1:
+                if k is not None and k.fn is n and defs[n.name] == 1:
                     self.kernel_class[n.name] = cls.name
                     self.functions[n.name] = n
                     self._triton[n.name] = k
@@ -205,13 +206,17 @@ class SourceModule:
         if value is None:
             return Resolved("derived", text, f"{text} is not set by a plain assignment")
         if where is None:  # the class body: its names are read at module level
-            found = self.resolve(value, self.module_scope(), depth + 1)
-        else:
-            if owner != scope.owner and base.id != scope.self_name:
-                return Resolved("derived", text, f"{text} is set per instance")
-            init = Scope(where, self._init_args(where, scope), scope.chain + (f"{owner}.{where.name}",), owner,
-                         scope.instance)
-            found = self.resolve(value, init, depth + 1)
+            return self._named(text, value, self.module_scope(), depth)
+        if owner != scope.owner and base.id != scope.self_name:
+            return Resolved("derived", text, f"{text} is set per instance")
+        init = Scope(where, self._init_args(where, scope), scope.chain + (f"{owner}.{where.name}",), owner,
+                     scope.instance)
+        return self._named(text, value, init, depth)
+
+    def _named(self, text: str, value: ast.expr, scope: Scope, depth: int) -> Resolved:
+        """`value` resolved in `scope`, a literal said to be where `text` (how the launch reads
+        it: `self.block`, `CFG.block_m`, `kw["BLOCK"]`) gets it."""
+        found = self.resolve(value, scope, depth + 1)
         if found.kind == "literal":
             found.where = f"{text} = {found.text} (line {found.node.lineno if found.node else value.lineno})"
         return found
@@ -229,10 +234,7 @@ class SourceModule:
         values = [v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and k.value == key.value]
         if len(values) != 1:
             return None
-        found = self.resolve(values[0], where, depth + 1)
-        if found.kind == "literal":
-            found.where = f"{self.text(expr)} = {found.text} (line {values[0].lineno})"
-        return found
+        return self._named(self.text(expr), values[0], where, depth)
 
     def _is_dataclass(self, cls: str) -> bool:
         return any(last_name(d.func if isinstance(d, ast.Call) else d) == "dataclass"
@@ -258,10 +260,7 @@ class SourceModule:
             value = next((k.value for k in value.keywords if k.arg == "default"), None)
         if value is None:
             return Resolved("derived", text, f"{text} has no value the file says")
-        found = self.resolve(value, where, depth + 1)
-        if found.kind == "literal":
-            found.where = f"{text} = {found.text} (line {value.lineno})"
-        return found
+        return self._named(text, value, where, depth)
 
     def _attribute_sets(self, owner: str, attr: str) -> list[tuple[ast.expr | None, ast.FunctionDef | None]]:
         """Where the class sets `attr`: (value, method) for `self.attr = value` in a method, (value,

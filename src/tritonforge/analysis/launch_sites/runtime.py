@@ -96,7 +96,6 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
     """Evaluate `value` on every case; fill its per-case values and knobs. The note says why
     not, when a case cannot be evaluated or (with `verify`, for the file the launches were
     captured from) disagrees with what its launch received."""
-    knobs: dict[int, ast.Constant] = {}
     out: dict[str, Any] = {}
     by_case: dict[str, tuple[ast.Constant, ...]] = {}
     for case in runtime.cases:
@@ -108,9 +107,9 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
         if verify and edits is None and param in launch.values and launch.values[param] != got:
             return {}, f"replaying the source gives {got}, the launch received {launch.values[param]} ({case})"
         out[case] = got
-        knobs.update({id(c): c for c in reads})
     if edits is None:
-        value.per_case, value.knobs, value.case_knobs = out, tuple(knobs.values()), by_case
+        knobs = dict.fromkeys(c for reads in by_case.values() for c in reads)  # ast nodes hash by identity
+        value.per_case, value.knobs, value.case_knobs = out, tuple(knobs), by_case
     return out, ""
 
 
