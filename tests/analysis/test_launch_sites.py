@@ -298,6 +298,14 @@ def test_an_entry_bound_to_a_method_of_a_module_level_instance_reads_its_init():
     assert space.get("clamp_kernel.num_warps").current == 1
 
 
+def test_an_entry_that_is_an_instance_runs_its_call_and_reads_where_it_is_made():
+    source, space = style("callable_instance.py", "scale")
+    for tid, value in (("scale_kernel.BLOCK", 64), ("scale_kernel.num_warps", 1)):
+        t = space.get(tid)
+        assert t.free and t.current == value
+        assert [line_of(source, s) for s in t.locations] == ["scale = ScaleOp(block=64, num_warps=1)"]
+
+
 def test_num_warps_in_a_shared_variable_and_num_stages_present():
     source, space = space_of(ELEMENTWISE + '''
 def twice(x, alpha):

@@ -339,3 +339,34 @@ def test_a_case_that_takes_another_branch_gets_its_own_value_to_move(tmp_path):
     rows = launch_parameters(space_record(space), "")["sites"][0]["parameters"]
     assert {r["parameter"]: r["value"] for r in rows if r["parameter"].startswith("BLOCK")} == {
         "BLOCK": 64, "BLOCK@n=300": 32}
+
+
+def test_a_power_of_two_made_by_bit_length_is_moved_by_its_shift_not_its_rounding(tmp_path):
+    # `min(1 << (N - 1).bit_length(), 8192)`: replayed through int.bit_length; the 1 of
+    # `N - 1` is rounding and is never edited (`N - 64` would give 64 on one size only).
+    path = STYLES / "bit_length_block.py"
+    space, _ = captured_space(path)
+    block = space.get("row_sumsq_kernel.BLOCK")
+    assert block.free and block.current == 128
+    source = path.read_text()
+    out = apply_assignment(space, {"row_sumsq_kernel.BLOCK": 1024})
+    assert "BLOCK = min(8 << (N - 1).bit_length(), 8192)" in changed_lines(source, out)
+    assert received(write(tmp_path, "bit_length_block.py", out))["BLOCK"] == 1024
+
+
+def test_an_environment_variables_default_is_moved_and_stays_a_string(tmp_path, monkeypatch):
+    monkeypatch.delenv("MYLIB_BLOCK", raising=False)
+    path = STYLES / "env_block.py"
+    space, _ = captured_space(path)
+    assert space.get("sigmoid_kernel.BLOCK").free and space.get("sigmoid_kernel.num_warps").free
+    source = path.read_text()
+    out = apply_assignment(space, {"sigmoid_kernel.BLOCK": 2048, "sigmoid_kernel.num_warps": 8})
+    assert changed_lines(source, out) == ['BLOCK = int(os.environ.get("MYLIB_BLOCK", "2048"))',
+                                          'NUM_WARPS = int(os.environ.get("MYLIB_NUM_WARPS", "8"))']
+    got = received(write(tmp_path, "env_block.py", out))
+    assert (got["BLOCK"], got["num_warps"]) == (2048, 8)
+    # Set in the environment, the value is the user's: nothing in the file gives it.
+    monkeypatch.setenv("MYLIB_BLOCK", "256")
+    space, _ = captured_space(path)
+    block = space.get("sigmoid_kernel.BLOCK")
+    assert not block.free

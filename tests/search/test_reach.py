@@ -34,6 +34,9 @@ STYLES = FIXTURES / "problems" / "styles"
     ("optional_block.py", "block = block or "),  # a launcher's fallback for a value not passed
     ("bound_method_entry.py", "def __init__(self, lo, hi, block="),  # the entry is `op.forward`
     ("plan_helper.py", "return (triton.cdiv(n, "),  # grid, block and warps from one helper
+    ("callable_instance.py", "scale = ScaleOp("),  # the entry is an instance whose __call__ launches
+    ("bit_length_block.py", "BLOCK = min("),  # `1 << (N - 1).bit_length()`
+    ("env_block.py", 'os.environ.get("MYLIB_'),  # an environment variable's default
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

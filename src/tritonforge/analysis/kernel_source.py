@@ -71,7 +71,8 @@ def is_static(fn: ast.FunctionDef) -> bool:
 
 def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
     """What `entry` runs, for a top-level def or an alias of a def, of `Cls.apply`, or of a
-    method of a module-level instance (`op = Op(); my_op = op.forward`)."""
+    method of a module-level instance (`op = Op(); my_op = op.forward`), or for such an
+    instance itself (`my_op = Op()`: its `__call__`, or an `nn.Module`'s `forward`)."""
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     found = defs.get(entry)
     if isinstance(found, ast.FunctionDef):
@@ -88,6 +89,8 @@ def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
         return EntryFunction(forward, 1, cls.name) if forward and is_static(forward) else None  # type: ignore[union-attr]
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
         return _bound_method(tree, defs, value.value.id, value.attr)
+    if isinstance(value, ast.Call):  # the instance itself is the entry: its __call__, or a Module's forward
+        return _bound_method(tree, defs, entry, "__call__") or _bound_method(tree, defs, entry, "forward")
     return None
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -98,6 +99,17 @@ def _same_key(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
 
 
+def literal_int(node: ast.Constant) -> int | None:
+    """The integer a literal stands for as a launch value: an int, or a string of decimal
+    digits (an environment variable's default, converted by `int(...)`)."""
+    v = node.value
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) < 10:
+        return int(v)
+    return None
+
+
 def _next_power_of_2(n: Any) -> int:
     n = int(n)
     return 1 if n <= 1 else 1 << (n - 1).bit_length()
@@ -113,6 +125,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
     "math.prod": math.prod, "math.gcd": math.gcd,
 }
+_INT_METHODS = ("bit_length", "bit_count")
 _TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
 _MODULES = ("triton", "tl", "torch", "math", "triton.language")
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -361,6 +374,9 @@ class Replay:
         if isinstance(v, int) and not isinstance(v, bool):
             self.reads.append(node)
             return self.edits.get(id(node), v)
+        if literal_int(node) is not None:  # `int(os.environ.get("LIB_BLOCK", "512"))`: the default's digits
+            self.reads.append(node)
+            return str(self.edits[id(node)]) if id(node) in self.edits else v
         return v
 
     def _attribute(self, node: ast.Attribute, frame: Frame) -> Any:
@@ -424,6 +440,10 @@ class Replay:
             owner = self.eval(func.value, frame)
             if isinstance(owner, TensorValue):
                 return owner.method(func.attr, [self.eval(a, frame) for a in node.args])
+            if ast.unparse(func) in ("os.environ.get", "os.getenv") and node.args and not node.keywords:
+                return self._environ(node, frame)
+            if isinstance(owner, int) and func.attr in _INT_METHODS and not node.args:
+                return getattr(owner, func.attr)()  # `1 << (n - 1).bit_length()`: a power of two by bits
             if isinstance(owner, (_LazyDict, dict)) and func.attr == "get" and node.args:
                 key = self.eval(node.args[0], frame)
                 got = owner.get(key) if isinstance(owner, _LazyDict) else self._subscript_dict(owner, key)
@@ -445,6 +465,16 @@ class Replay:
                 return UNKNOWN
             return fn(*args, **kwargs)
         return UNKNOWN
+
+    def _environ(self, node: ast.Call, frame: Frame) -> Any:
+        """An environment variable as this process sees it (a candidate runs under the same
+        environment); its default, and the literals that default reads, when it is not set."""
+        name = self.eval(node.args[0], frame)
+        if not isinstance(name, str):
+            return UNKNOWN
+        if name in os.environ:
+            return os.environ[name]
+        return self.eval(node.args[1], frame) if len(node.args) > 1 else None
 
     @staticmethod
     def _subscript_dict(d: dict, key: Any) -> Any:

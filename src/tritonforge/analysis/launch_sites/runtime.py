@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from tritonforge.analysis.launch_sites.replay import UNKNOWN, Frame, Replay, runtime_value
+from tritonforge.analysis.launch_sites.replay import UNKNOWN, Frame, Replay, literal_int, runtime_value
 
 # Values tried for a literal when solving: powers of two cover block sizes, warps, stages,
 # thresholds and caps alike.
@@ -146,6 +146,7 @@ def solve(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], 
     """
     want = {tid: targets.get(tid, v.per_case.get(v.case(runtime))) for tid, v in values.items()}
     edits: dict[int, int] = dict(fixed or {})
+    locked = locked | _off_by_one(tree)
     for tid in [t for t in values if t in targets] + [t for t in values if t not in targets]:
         if _value(tree, runtime, values[tid], edits) == want[tid]:
             continue
@@ -157,6 +158,14 @@ def solve(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], 
     if wrong:
         raise Unreachable(f"{', '.join(wrong)}: cannot keep together with the other values")
     return edits
+
+
+def _off_by_one(tree: ast.Module) -> frozenset[int]:
+    """The 1 of `n - 1` and `n + 1`: rounding, never a setting (`1 << (n - 1).bit_length()`
+    reaches 64 from 128 by `n - 64` on one size, which means nothing to the reader)."""
+    return frozenset(id(side) for node in ast.walk(tree) if isinstance(node, ast.BinOp)
+                     and isinstance(node.op, (ast.Add, ast.Sub)) for side in (node.left, node.right)
+                     if isinstance(side, ast.Constant) and side.value == 1 and type(side.value) is int)
 
 
 def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], tid: str,
@@ -172,7 +181,7 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
     for knob in reads:
         if id(knob) in edits or id(knob) in locked:
             continue
-        current = knob.value
+        current = literal_int(knob) or 0
         nearest = sorted(_TRIALS, key=lambda t: abs(t.bit_length() - current.bit_length()))
         trials = ([target] if isinstance(target, int) else []) + [t for t in nearest if t != target]
         for trial in trials:

@@ -53,7 +53,7 @@ class SearchSpace:
         same = [u for u in self.tunables if u.name == t.name]
         return t.name if len(same) <= 1 else tid
 
-    def literal_edits(self, changes: dict[str, Any]) -> list[tuple[Span, int]]:
+    def literal_edits(self, changes: dict[str, Any]) -> list[tuple[Span, str]]:
         """Edits of the literals that computed values read, for `changes` of any tunables:
         computed values in `changes` reach their targets on the dominant case, the others keep
         their values. Raises `runtime.Unreachable` when no such edits exist."""
@@ -72,7 +72,14 @@ class SearchSpace:
         targets = {tid: v for tid, v in changes.items() if tid in replayed}
         edits = solve(module.tree, self.runtime, replayed, targets, fixed, frozenset(locked))
         nodes = {id(n): n for n in ast.walk(module.tree) if isinstance(n, ast.Constant)}
-        return [(span_of(nodes[k]), v) for k, v in edits.items() if k not in fixed]
+        return [(span_of(nodes[k]), self._literal_text(nodes[k], v)) for k, v in edits.items() if k not in fixed]
+
+    def _literal_text(self, node: ast.Constant, value: int) -> str:
+        if not isinstance(node.value, str):
+            return str(value)
+        # A string of digits stays one, quoted as written (`os.environ.get("LIB_BLOCK", "1024")`).
+        written = ast.get_source_segment(self.source, node) or repr(node.value)
+        return written.replace(node.value, str(value), 1)
 
     @staticmethod
     def from_source(source: str, entry: str, runtime: Runtime | None = None) -> "SearchSpace":

@@ -44,7 +44,7 @@ def apply_assignment(space: SearchSpace, assignment: Assignment) -> str:
             edits.append(Edit(loc, _render(text_at(space.source, loc), t, value, loc, indent),
                               _insert_order(loc, order)))
     # Computed values: the literals they read (raises runtime.Unreachable when none will do).
-    edits += [Edit(span, str(value)) for span, value in space.literal_edits(dict(assignment))]
+    edits += [Edit(span, text) for span, text in space.literal_edits(dict(assignment))]
     return apply_edits(space.source, _join_inserts(edits))
 
 
