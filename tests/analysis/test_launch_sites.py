@@ -554,3 +554,11 @@ def scale_shift(x, alpha):
     scale, shift = space.get("scale_kernel.BLOCK"), space.get("shift_kernel.BLOCK")
     assert scale.free and line_of(source, scale.locations[0]) == "def _elementwise(kernel, x, alpha, block=128, warps=2):"
     assert shift.free and shift.current == 256 and "block=256" in line_of(source, shift.locations[0])
+
+
+def test_a_kernel_imported_from_another_module_is_named_with_why_it_has_no_site():
+    source = (FIXTURES / "problems" / "sibling" / "axpy_wrapper.py").read_text()
+    space = SearchSpace.from_source(source, "axpy")
+    assert space.sites == []
+    assert space.unreached(["axpy_kernel"]) == {
+        "axpy_kernel": "imported from _axpy_kernels: only kernels defined in the problem file are analysed"}

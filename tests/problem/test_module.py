@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests.conftest import FIXTURES
@@ -33,3 +35,15 @@ def test_an_input_spec_may_leave_a_defaulted_argument_out():
     assert both.make_args(both.cases()[0][0], 0, "cpu")[1] == 0.2
     with pytest.raises(ProblemError, match="missing \\['x'\\]"):
         ProblemModule(DEFAULTED, specs=["negative_slope=0.2"])
+
+
+def test_a_kernel_kept_in_a_module_beside_the_problem_imports_from_any_folder(tmp_path, monkeypatch):
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    for name in ("axpy_wrapper.py", "_axpy_kernels.py"):  # a fresh path: nothing imported before
+        (folder / name).write_text((FIXTURES / "problems" / "sibling" / name).read_text())
+    monkeypatch.chdir(tmp_path)  # not the problem's folder
+    monkeypatch.setattr("sys.path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "_axpy_kernels", raising=False)
+    pm = ProblemModule(folder / "axpy_wrapper.py")
+    assert pm.module.axpy_kernel.fn.__module__ == "_axpy_kernels" and sys.path[0] == str(folder)

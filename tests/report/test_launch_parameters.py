@@ -60,8 +60,10 @@ def test_report_table_and_console_list():
     section = _section("unmovable_env.py", "scale")
     table = "\n".join(markdown_table(section))
     assert "## Launch parameters" in table and "| launch | parameter | value | free |" in table
-    assert 'int(os.environ.get("SCALE_BLOCK", "64"))' in table and "| num_stages | set at run time | no |" in table
+    assert "config[\"block\"]" in table and "| num_stages | set at run time | no |" in table
     assert "No Triton launch" in "\n".join(markdown_table({"basis": "", "sites": []}))
+    imported = {"basis": "", "sites": [], "unreached": {"axpy_kernel": "imported from _kernels: only kernels ..."}}
+    assert "axpy_kernel is imported from _kernels" in "\n".join(markdown_table(imported))
     console = Console(width=200, record=True)
     console.print(not_moved_text({"improved": False, "launch_parameters": section}, most=2))
     text = console.export_text()
@@ -70,6 +72,8 @@ def test_report_table_and_console_list():
     assert not_moved_text({"improved": True, "launch_parameters": section}) is None
     none_found = not_moved_text({"improved": False, "launch_parameters": {"basis": "", "sites": []}})
     assert none_found is not None and "no Triton launch was found" in none_found.plain
+    said = not_moved_text({"improved": False, "launch_parameters": imported})
+    assert said is not None and said.plain.startswith("not moved: no launch site in the problem file: axpy_kernel is")
 
 
 def _options(out, budget=3) -> OptimizeOptions:

@@ -173,8 +173,9 @@ def _launch_parameters(store: RunStore, result: SearchResult, baseline_source: s
         on = "the baseline" if best == source_key(baseline_source) else f"candidate `{best}`"
         return launch_parameters(last["space"], f"round {last['round']}'s search space, on {on}")
     basis = "a fresh analysis of " + ("the baseline" if not result.improved else f"candidate `{result.best.key}`")
+    launched = [k for e in store.events("captured") if "of" not in e["data"] for k in e["data"].get("kernels", [])]
     try:
-        return launch_parameters(space_record(SearchSpace.from_source(result.best.source, entry)), basis)
+        return launch_parameters(space_record(SearchSpace.from_source(result.best.source, entry), launched), basis)
     except (SyntaxError, ValueError):
         return launch_parameters(None, basis)
 

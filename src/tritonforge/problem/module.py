@@ -97,6 +97,14 @@ def _is_autograd_function(cls: type) -> bool:
     return issubclass(cls, torch.autograd.Function)
 
 
+def _beside(path: Path) -> None:
+    """The problem's folder on the import path, as Python puts a script's: kernels kept in a
+    module beside it (`from _kernels import add_kernel`) import wherever a candidate of it runs."""
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+
+
 class ProblemModule:
     """An imported problem file together with the choices the user made on the command line."""
 
@@ -105,6 +113,7 @@ class ProblemModule:
         where = syntax_error(self.path)
         if where:
             raise ProblemError(self.path, where)
+        _beside(self.path)
         try:
             self.module = import_file(self.path, "problem")
         except BaseException as e:  # a problem's top level may raise anything

@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tritonforge.domain.verdict import CaseVerdict, Status, Timing, Verdict
-from tritonforge.report.launch_parameters import not_moved
+from tritonforge.report.launch_parameters import no_launch_found, not_moved
 
 _STYLE = {Status.CORRECT: "green", Status.WRONG: "red", Status.INCOMPATIBLE: "yellow"}
 
@@ -97,7 +97,8 @@ def not_moved_text(summary: dict, most: int = 8) -> Text | None:
         return None
     section = summary.get("launch_parameters")
     if section is not None and not section.get("sites"):
-        return Text("not moved: no Triton launch was found from the entry", style="yellow")
+        why = no_launch_found(section).rstrip(".")
+        return Text(f"not moved: {why[0].lower()}{why[1:]}", style="yellow")
     lines = not_moved(section)
     if not lines:
         return None

@@ -20,7 +20,7 @@ def launch_parameters(record: dict[str, Any] | None, basis: str) -> dict[str, An
                 for name, tid in {**s.get("bindings", {}), **s.get("branches", {})}.items() if tid in params]
         sites.append({"kernel": s["kernel"], "line": s["line"], "function": s["function"], "grid": s["grid"],
                       "autotuned": s.get("autotuned", False), "parameters": rows})
-    return {"basis": basis, "sites": sites}
+    return {"basis": basis, "sites": sites, "unreached": record.get("unreached", {})}
 
 
 def _parameter(name: str, t: dict[str, Any], moves: list[dict[str, Any]], labels: set[str]) -> dict[str, Any]:
@@ -55,6 +55,14 @@ def _moved_labels(description: str) -> set[str]:
     return {part.strip().split(" ")[0].rstrip(":") for part in description.split(", ") if part.strip()}
 
 
+def no_launch_found(section: dict[str, Any] | None) -> str:
+    """Why no launch site was found: the kernels launched at run time, and why each is not one."""
+    unreached = (section or {}).get("unreached", {})
+    if not unreached:
+        return "No Triton launch was found from the entry."
+    return "No launch site in the problem file: " + "; ".join(f"{k} is {why}" for k, why in unreached.items()) + "."
+
+
 def not_moved(section: dict[str, Any] | None) -> list[str]:
     """One line per parameter the search left alone: "kernel.PARAM = value (why)"."""
     out = []
@@ -70,7 +78,7 @@ def markdown_table(section: dict[str, Any] | None) -> list[str]:
     sites = (section or {}).get("sites", [])
     lines = ["## Launch parameters", ""]
     if not sites:
-        return lines + ["No Triton launch was found from the entry.", ""]
+        return lines + [no_launch_found(section), ""]
     lines += [f"From {section['basis']}. Free values are the ones the search may move.", "",
               "| launch | parameter | value | free | where it comes from / why not moved |",
               "|---|---|---:|---|---|"]

@@ -174,8 +174,9 @@ class Search:
         captured = self.executor.capture(None)
         state.captured = captured.launches
         state.case_shapes = captured.shapes
+        kernels = sorted({r["kernel_name"] for records in captured.launches.values() for r in records})
         self.store.log_event("captured", {"launches": {k: len(v) for k, v in captured.launches.items()},
-                                          "failures": captured.failures})
+                                          "kernels": kernels, "failures": captured.failures})
 
     def _gpu(self) -> dict[str, Any]:
         """The device's limits, for strategies that prune by them."""

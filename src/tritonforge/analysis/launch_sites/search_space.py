@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from tritonforge.analysis.kernel_source import entry_function
 from tritonforge.analysis.launch_sites.launches import collect_launches
@@ -46,6 +46,19 @@ class SearchSpace:
 
     def get(self, tid: str) -> Tunable:
         return self.by_id[tid]
+
+    def unreached(self, launched: Iterable[str] = ()) -> dict[str, str]:
+        """Kernels launched at run time (`launched`, or as the captured runtime saw them) with no
+        launch site here, and why: the search can move only what it finds written in this file."""
+        seen = set(launched) | {launch.kernel for launches in (self.runtime.cases.values() if self.runtime else ())
+                                for launch in launches}
+        imported = _imported_names(self.module.tree) if self.module is not None else {}
+        out = {}
+        for kernel in sorted(seen - {site.kernel for site in self.sites}):
+            home = imported.get(kernel)
+            out[kernel] = (f"imported from {home}: only kernels defined in the problem file are analysed" if home
+                           else "launched at run time, but no launch of it was traced from the entry")
+        return out
 
     def label(self, tid: str) -> str:
         """Short name for descriptions: the parameter name unless two tunables share it."""
@@ -115,3 +128,9 @@ def entry_of(source: str) -> str | None:
             if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 return node.value.value
     return None
+
+
+def _imported_names(tree: ast.Module) -> dict[str, str]:
+    """Names the file imports with `from M import name`, and M."""
+    return {(a.asname or a.name): "." * node.level + (node.module or "") for node in tree.body
+            if isinstance(node, ast.ImportFrom) for a in node.names}

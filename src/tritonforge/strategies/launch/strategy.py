@@ -8,7 +8,7 @@ proposed or pruned, is kept for the run record.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any
+from typing import Any, Iterable
 
 from tritonforge.analysis.launch_sites import SearchSpace, Tunable
 from tritonforge.analysis.launch_sites.runtime import Runtime, Unreachable
@@ -158,8 +158,9 @@ class LaunchParamStrategy(Strategy):
         return out
 
 
-def space_record(space: SearchSpace) -> dict[str, Any]:
-    """The search space as plain data, for the run record."""
+def space_record(space: SearchSpace, launched: Iterable[str] = ()) -> dict[str, Any]:
+    """The search space as plain data, for the run record; `launched`: kernels seen at run
+    time, besides those of the space's own capture."""
 
     def tunable(t: Tunable) -> dict[str, Any]:
         current = [c.flat() for c in t.current] if isinstance(t.current, tuple) else t.current
@@ -177,4 +178,4 @@ def space_record(space: SearchSpace) -> dict[str, Any]:
               "branches": {t.id.split(".", 1)[1]: t.id for t in s.tunables if t.id not in s.bindings.values()}}
              for s in space.sites]
     return {"sites": sites, "tunables": [tunable(t) for t in space.tunables],
-            "fixed": [tunable(t) for t in space.fixed]}
+            "fixed": [tunable(t) for t in space.fixed], "unreached": space.unreached(launched)}
