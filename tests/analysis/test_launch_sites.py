@@ -300,10 +300,45 @@ def test_an_entry_bound_to_a_method_of_a_module_level_instance_reads_its_init():
 
 def test_an_entry_that_is_an_instance_runs_its_call_and_reads_where_it_is_made():
     source, space = style("callable_instance.py", "scale")
-    for tid, value in (("scale_kernel.BLOCK", 64), ("scale_kernel.num_warps", 1)):
+    assert_moved_at(source, space, {"scale_kernel.BLOCK": 64, "scale_kernel.num_warps": 1},
+                    "scale = ScaleOp(block=64, num_warps=1)")
+
+
+def assert_moved_at(source: str, space: SearchSpace, values: dict[str, int], line: str) -> None:
+    """Each tunable is free, at its value, and moved by editing `line` alone."""
+    for tid, value in values.items():
         t = space.get(tid)
         assert t.free and t.current == value
-        assert [line_of(source, s) for s in t.locations] == ["scale = ScaleOp(block=64, num_warps=1)"]
+        assert [line_of(source, s) for s in t.locations] == [line]
+
+
+@pytest.mark.parametrize("record", [
+    'Cfg = namedtuple("Cfg", ["block", "warps"], defaults=[2])',
+    'Cfg = namedtuple("Cfg", "block warps", defaults=(128, 2))',
+    "class Cfg(NamedTuple):\n    block: int\n    warps: int = 2",
+])
+def test_a_named_tuple_config_is_moved_where_the_instance_is_made(record):
+    source, _ = style("namedtuple_config.py", "relu")
+    source = source.replace('Cfg = namedtuple("Cfg", ["block", "warps"])', record)
+    space = SearchSpace.from_source(source, "relu")
+    assert_moved_at(source, space, {"relu_kernel.BLOCK": 256, "relu_kernel.num_warps": 4},
+                    "_CFG = Cfg(block=256, warps=4)")
+    # A field the instance leaves out is moved at its default.
+    source = source.replace("_CFG = Cfg(block=256, warps=4)", "_CFG = Cfg(256)")
+    warps = SearchSpace.from_source(source, "relu").get("relu_kernel.num_warps")
+    assert warps.free and warps.current == 2 and [line_of(source, s) for s in warps.locations] == [
+        record.splitlines()[-1].strip() if "class" in record else record]
+
+
+@pytest.mark.parametrize("spread", ["**cfg.all_kwargs()", "**cfg.kwargs, num_warps=cfg.num_warps"])
+def test_a_triton_config_made_by_hand_is_moved_where_it_is_made(spread):
+    source, _ = style("triton_config_manual.py", "silu")
+    source = source.replace("**cfg.all_kwargs()", spread)
+    space = SearchSpace.from_source(source, "silu")
+    assert_moved_at(source, space, {"silu_kernel.BLOCK": 256, "silu_kernel.num_warps": 4},
+                    'cfg = triton.Config({"BLOCK": 256}, num_warps=4)')
+    if "all_kwargs" in spread:  # Triton fills num_stages into all_kwargs(): not written, not moved
+        assert "triton.Config's default, not written" in space.get("silu_kernel.num_stages").why
 
 
 def test_num_warps_in_a_shared_variable_and_num_stages_present():

@@ -370,3 +370,36 @@ def test_an_environment_variables_default_is_moved_and_stays_a_string(tmp_path, 
     space, _ = captured_space(path)
     block = space.get("sigmoid_kernel.BLOCK")
     assert not block.free
+
+
+def test_an_entry_default_no_case_passes_is_moved_and_one_a_case_passes_is_not(tmp_path):
+    path = STYLES / "entry_keyword_defaults.py"  # `def softplus(x, block=512, num_warps=4)`
+    source = path.read_text()
+    records = capture(path)
+    passing = {1: ("softplus_kernel.BLOCK", "softplus_kernel.num_warps"), 2: ("softplus_kernel.num_warps",)}
+    for passed, free in passing.items():
+        runtime = Runtime.from_records(records, None, source_key(source), passed)
+        space = SearchSpace.from_source(source, "softplus", runtime)
+        assert {t.id for t in space.tunables if t.id != "softplus_kernel.num_stages"} == set(free)
+    space = SearchSpace.from_source(source, "softplus", Runtime.from_records(records, None, source_key(source), 1))
+    out = apply_assignment(space, {"softplus_kernel.BLOCK": 1024, "softplus_kernel.num_warps": 8})
+    assert changed_lines(source, out) == ["def softplus(x, block=1024, num_warps=8):"]
+    got = received(write(tmp_path, "entry_keyword_defaults.py", out))
+    assert (got["BLOCK"], got["num_warps"], got["grid"][0]) == (1024, 8, 3)
+
+
+def test_an_enum_members_value_is_moved_in_the_class_body(tmp_path):
+    # `tile = Tile.LARGE if n > 4096 else Tile.SMALL`, launched with `BLOCK=tile.value`.
+    path = STYLES / "enum_tile.py"
+    space, _ = captured_space(path)
+    assert space.get("square_kernel.BLOCK").current == 1024 and space.get("square_kernel.BLOCK@n=3000").current == 128
+    source = path.read_text()
+    out = apply_assignment(space, {"square_kernel.BLOCK": 2048})
+    assert changed_lines(source, out) == ["LARGE = 2048"]
+    got = received(write(tmp_path, "enum_tile.py", out))
+    assert (got["BLOCK"], got["grid"][0]) == (2048, -(-5000 // 2048))
+    as_int = source.replace("class Tile(Enum):", "class Tile(IntEnum):").replace("from enum import Enum",
+                                                                                  "from enum import IntEnum")
+    as_int = as_int.replace("tile.value", "tile")  # an IntEnum member is its value
+    space, _ = captured_space(write(tmp_path, "enum_int.py", as_int))
+    assert space.get("square_kernel.BLOCK").free and space.get("square_kernel.BLOCK").current == 1024

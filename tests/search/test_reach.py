@@ -37,6 +37,10 @@ STYLES = FIXTURES / "problems" / "styles"
     ("callable_instance.py", "scale = ScaleOp("),  # the entry is an instance whose __call__ launches
     ("bit_length_block.py", "BLOCK = min("),  # `1 << (N - 1).bit_length()`
     ("env_block.py", 'os.environ.get("MYLIB_'),  # an environment variable's default
+    ("namedtuple_config.py", "_CFG = Cfg("),  # fields of a collections.namedtuple
+    ("triton_config_manual.py", "cfg = triton.Config("),  # a Config made by hand, spread by all_kwargs()
+    ("entry_keyword_defaults.py", "def softplus(x, block="),  # defaults of the entry no case passes
+    ("enum_tile.py", "class Tile(Enum):"),  # an Enum member's value, chosen by the size
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -9,7 +9,8 @@ from typing import Any, Iterator
 
 from tritonforge.analysis.kernel_source import launch_target
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
-from tritonforge.analysis.launch_sites.resolve import Made, Resolved, Scope, SourceModule, is_static
+from tritonforge.analysis.launch_sites.resolve import (Made, Resolved, Scope, SourceModule, config_holder, config_keys,
+                                                      is_static)
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue
 from tritonforge.analysis.launch_sites.syntax import bind_call, defaults_of, fold, last_name, params_of, span_of, walk_local
 
@@ -266,6 +267,9 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
     `return` gives one (the keys of all its returns). [] where unknown."""
     if depth > 6:
         return []
+    made = module.config_made(config_holder(expr), scope)  # `**cfg.all_kwargs()` of a triton.Config
+    if made is not None:
+        return config_keys(made[0], isinstance(expr, ast.Call))
     if isinstance(expr, ast.Dict):
         if any(k is None or not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in expr.keys):
             return []

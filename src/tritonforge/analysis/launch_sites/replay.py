@@ -171,6 +171,8 @@ class Replay:
                  edits: dict[int, int] | None = None) -> None:
         self.tree = tree
         self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        self.enums = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)
+                      and any(_last(b).endswith("Enum") for b in n.bases)}
         self.captured = captured  # function name -> its locals at the launch
         self.edits = edits or {}
         self.reads: list[ast.Constant] = []
@@ -312,6 +314,8 @@ class Replay:
             return _Dotted(f"triton.{name}")
         if name in self.functions:
             return _Helper(self.functions[name])
+        if name in self.enums:
+            return _EnumClass(self.enums[name])
         return UNKNOWN
 
     def _bound_once(self, fn: ast.FunctionDef | ast.Lambda | None, name: str) -> bool:
@@ -388,6 +392,13 @@ class Replay:
             return _Dotted(dotted)
         if isinstance(base, TensorValue):
             return base.attr(node.attr)
+        if isinstance(base, _EnumClass):  # `Tile.LARGE`: an IntEnum's member is its value
+            member = base.member(node.attr)
+            if member is None:
+                return UNKNOWN
+            return self.eval(member, self.module_frame()) if base.is_int else _EnumMember(base.node.name, node.attr, member)
+        if isinstance(base, _EnumMember) and node.attr == "value":
+            return self.eval(base.value, self.module_frame())
         if isinstance(base, str) and node.attr == "itemsize":
             return _ELEMENT_SIZE.get(base.removeprefix("torch."), UNKNOWN)
         return UNKNOWN
@@ -479,6 +490,35 @@ class Replay:
     @staticmethod
     def _subscript_dict(d: dict, key: Any) -> Any:
         return next((v for k, v in d.items() if _same_key(k, key)), UNKNOWN)
+
+
+def _last(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+@dataclass
+class _EnumClass:
+    """An `enum.Enum` subclass of the file, whose members' values are literals in its body."""
+
+    node: ast.ClassDef
+
+    @property
+    def is_int(self) -> bool:
+        return any(_last(b) == "IntEnum" for b in self.node.bases)
+
+    def member(self, name: str) -> ast.expr | None:
+        values = [n.value for n in self.node.body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+        return values[0] if len(values) == 1 else None
+
+
+@dataclass(frozen=True)
+class _EnumMember:
+    """`Tile.LARGE`: equal to itself alone, as enum members are; `.value` reads its literal."""
+
+    cls: str
+    name: str
+    value: ast.expr = field(compare=False, hash=False)
 
 
 @dataclass

@@ -69,6 +69,7 @@ class SourceModule:
         self._configs: dict[str, tuple[ast.expr | None, tuple[ConfigSpec, ...] | None, str]] = {}
         self._constants: dict[tuple[int, int, int, int], ast.Constant] | None = None
         self._parents: dict[int, ast.AST] | None = None
+        self._records: dict[str, list[tuple[str, ast.expr | None]] | None] = {}
         # Launches name kernels at module level: a kernel nested in a function is not one of them.
         self._triton = {n: k for n, k in reader.kernels.items() if self.functions.get(n) is k.fn}
         # A kernel in a class body (`@staticmethod @triton.jit def _kernel`), launched as
@@ -118,7 +119,8 @@ class SourceModule:
         if isinstance(expr, ast.Name):
             bind, where, _ = self.definition(expr.id, scope)
             expr = bind.value if bind is not None and bind.exact and bind.value is not None else None
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in self.classes:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) \
+                and (expr.func.id in self.classes or self.record_fields(expr.func.id) is not None):
             return Made(expr.func.id, expr, where)
         return None
 
@@ -188,15 +190,21 @@ class SourceModule:
         base = expr.value
         if not isinstance(base, ast.Name):
             return None
+        config = self.config_made(base, scope)
+        if config is not None and expr.attr in CONFIG_OPTIONS:  # `cfg.num_warps`
+            value = config_entry(config[0], expr.attr)
+            if value is None:
+                return Resolved("derived", self.text(expr), f"{self.text(expr)}: triton.Config's default, not written")
+            return self._named(self.text(expr), value, config[1], depth)
         made = scope.instance if base.id == scope.self_name else None
         owner = scope.owner if base.id == scope.self_name else base.id if base.id in self.classes else None
         if owner is None:
             made = self.instance_of(base, scope)
-            owner = made.cls if made is not None and self._is_dataclass(made.cls) else None
+            owner = made.cls if made is not None and self.record_fields(made.cls) is not None else None
         if owner is None:
             return None
         text = self.text(expr)
-        if self._is_dataclass(owner) and base.id not in self.classes:
+        if self.record_fields(owner) is not None and base.id not in self.classes:
             return self._field(owner, expr.attr, made, text, depth)
         sets = self._attribute_sets(owner, expr.attr)
         if len(sets) != 1:
@@ -225,7 +233,16 @@ class SourceModule:
         """`d["KEY"]` of a name bound once to a dict literal (a `**kw` parameter included):
         resolved where the entry's value is written."""
         key = expr.slice
-        if not (isinstance(expr.value, ast.Name) and isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        made = self.config_made(config_holder(expr.value), scope)  # `cfg.kwargs["BLOCK"]`
+        if made is not None:
+            value = config_entry(made[0], key.value)
+            if value is None:
+                why = "triton.Config's default, not written" if key.value in CONFIG_OPTIONS else "not in the config"
+                return Resolved("derived", self.text(expr), f"{self.text(expr)}: {why}")
+            return self._named(self.text(expr), value, made[1], depth)
+        if not isinstance(expr.value, ast.Name):
             return None
         bind, where, _ = self.definition(expr.value.id, scope)
         table = bind.value if bind is not None and bind.exact else None
@@ -236,28 +253,72 @@ class SourceModule:
             return None
         return self._named(self.text(expr), values[0], where, depth)
 
-    def _is_dataclass(self, cls: str) -> bool:
-        return any(last_name(d.func if isinstance(d, ast.Call) else d) == "dataclass"
-                   for d in self.classes[cls].decorator_list)
+    def config_made(self, expr: ast.expr | None, scope: Scope) -> tuple[ast.Call, Scope] | None:
+        """The `triton.Config(...)` a name is bound to once (a config made by hand, launched
+        with `**cfg.all_kwargs()`), and the scope its arguments are read in."""
+        if isinstance(expr, ast.Name):
+            bind, scope, _ = self.definition(expr.id, scope)
+            expr = bind.value if bind is not None and bind.exact else None
+        if isinstance(expr, ast.Call) and last_name(expr.func) == "Config" and \
+                (self.reader.qualify(expr.func) or "triton").startswith("triton"):
+            return expr, scope
+        return None
+
+    def record_fields(self, name: str) -> list[tuple[str, ast.expr | None]] | None:
+        """The fields, in order, with their defaults, of a record type of the file: a
+        `@dataclass` or `typing.NamedTuple` class, or a `collections.namedtuple(...)`; None for
+        anything else."""
+        if name not in self._records:
+            self._records[name] = self._read_record(name)
+        return self._records[name]
+
+    def _read_record(self, name: str) -> list[tuple[str, ast.expr | None]] | None:
+        cls = self.classes.get(name)
+        if cls is not None:
+            marks = [last_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
+            if "dataclass" not in marks and not any(last_name(b) == "NamedTuple" for b in cls.bases):
+                return None
+            out = []
+            for n in cls.body:
+                if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+                    value = n.value
+                    if isinstance(value, ast.Call) and last_name(value.func) == "field":  # field(default=...)
+                        value = next((k.value for k in value.keywords if k.arg == "default"), None)
+                    out.append((n.target.id, value))
+            return out
+        binds = self.top.get(name, [])
+        call = binds[0].value if len(binds) == 1 and binds[0].exact else None
+        if not (isinstance(call, ast.Call) and last_name(call.func) == "namedtuple" and len(call.args) == 2):
+            return None
+        spec = call.args[1]
+        if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+            names = spec.value.replace(",", " ").split()  # namedtuple("Cfg", "block warps")
+        elif isinstance(spec, (ast.List, ast.Tuple)) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in spec.elts):
+            names = [e.value for e in spec.elts]  # type: ignore[attr-defined]
+        else:
+            return None
+        given = next((k.value for k in call.keywords if k.arg == "defaults"), None)
+        defaults = list(given.elts) if isinstance(given, (ast.Tuple, ast.List)) else []
+        lead = len(names) - len(defaults)
+        return [(f, defaults[i - lead] if i >= lead else None) for i, f in enumerate(names)]
 
     def _field(self, cls: str, attr: str, made: Made | None, text: str, depth: int) -> Resolved:
-        """A field of a `@dataclass` instance (`CFG.block_m`, `self.block_m`): what the call that
-        made it passes for the field, else the field's default in the class body."""
-        fields = [n for n in self.classes[cls].body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
-        field = next((n for n in fields if n.target.id == attr), None)  # type: ignore[union-attr]
-        if field is None or made is None:
-            why = "is no field of the dataclass" if field is None else "is set per instance"
+        """A field of a record instance (`CFG.block_m`, `self.block_m`; see `record_fields`): what
+        the call that made it passes for the field, else the field's default."""
+        fields = self.record_fields(cls) or []
+        names = [f for f, _ in fields]
+        if attr not in names or made is None:
+            why = "is no field of its record type" if attr not in names else "is set per instance"
             return Resolved("derived", text, f"{text} {why}")
-        value, where = field.value, self.module_scope()
+        index = names.index(attr)
+        value, where = fields[index][1], self.module_scope()
         given = {k.arg: k.value for k in made.call.keywords if k.arg}
         positional = [a for a in made.call.args if not isinstance(a, ast.Starred)]
         if len(positional) < len(made.call.args) or any(k.arg is None for k in made.call.keywords):
-            return Resolved("derived", text, f"{text}: the dataclass is made with * or ** arguments")
-        index = fields.index(field)
+            return Resolved("derived", text, f"{text}: the record is made with * or ** arguments")
         if attr in given or index < len(positional):
             value, where = given[attr] if attr in given else positional[index], made.scope
-        elif isinstance(value, ast.Call) and last_name(value.func) == "field":  # field(default=...)
-            value = next((k.value for k in value.keywords if k.arg == "default"), None)
         if value is None:
             return Resolved("derived", text, f"{text} has no value the file says")
         return self._named(text, value, where, depth)
@@ -398,3 +459,39 @@ def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
         autotuned=kernel.autotuned,
         has_loop=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(fn)),
     )
+
+
+CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def config_holder(expr: ast.expr) -> ast.expr | None:
+    """`cfg` of `cfg.kwargs` or `cfg.all_kwargs()`, the dicts a `triton.Config` gives."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "kwargs":
+        return expr.value
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "all_kwargs" \
+            and not expr.args:
+        return expr.func.value
+    return None
+
+
+def config_entry(call: ast.Call, key: str) -> ast.expr | None:
+    """What a `triton.Config(...)` call writes for `key`: its kwargs dict's entry, or the option."""
+    table = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "kwargs"), None)
+    if isinstance(table, ast.Dict):
+        for k, v in zip(table.keys, table.values):
+            if isinstance(k, ast.Constant) and k.value == key:
+                return v
+    return next((k.value for k in call.keywords if k.arg == key), None) if key in CONFIG_OPTIONS else None
+
+
+def config_keys(call: ast.Call, all_kwargs: bool) -> list[str]:
+    """The keys of `cfg.kwargs` (or of `cfg.all_kwargs()`, which adds the options Triton fills)."""
+    table = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "kwargs"), None)
+    if not isinstance(table, ast.Dict) or any(not (isinstance(k, ast.Constant) and isinstance(k.value, str))
+                                             for k in table.keys):
+        return []
+    keys = [k.value for k in table.keys]  # type: ignore[union-attr]
+    if all_kwargs:
+        given = {k.arg for k in call.keywords}
+        keys += ["num_warps", "num_ctas", "num_stages"] + (["maxnreg"] if "maxnreg" in given else [])
+    return keys

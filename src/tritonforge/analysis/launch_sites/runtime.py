@@ -58,12 +58,14 @@ class Runtime:
     cases: dict[str, list[CapturedLaunch]]
     dominant: str  # the case that weighs most (the longest); moves aim at its values
     source_key: str = ""  # the file the launches were captured from: only its values are checked
+    passed: int | None = None  # how many arguments every case passes the entry (None: not known)
 
     @staticmethod
     def from_records(records: dict[str, list[dict[str, Any]]], dominant: str | None = None,
-                     source_key: str = "") -> "Runtime":
+                     source_key: str = "", passed: int | None = None) -> "Runtime":
         cases = {label: [CapturedLaunch.from_record(r) for r in recs] for label, recs in records.items()}
-        return Runtime(cases, dominant if dominant in cases else (list(cases)[-1] if cases else ""), source_key)
+        return Runtime(cases, dominant if dominant in cases else (list(cases)[-1] if cases else ""), source_key,
+                       passed)
 
     def launch(self, case: str, kernel: str, occurrence: int) -> CapturedLaunch | None:
         """The `occurrence`-th launch of `kernel` on `case` (launches are matched in call order)."""

@@ -6,12 +6,12 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from tritonforge.analysis.kernel_source import entry_function
+from tritonforge.analysis.kernel_source import EntryFunction, entry_function
 from tritonforge.analysis.launch_sites.launches import collect_launches
 from tritonforge.analysis.launch_sites.model import LaunchSite, Span, Tunable
 from tritonforge.analysis.launch_sites.resolve import Scope, SourceModule
 from tritonforge.analysis.launch_sites.runtime import Runtime, solve
-from tritonforge.analysis.launch_sites.syntax import span_of
+from tritonforge.analysis.launch_sites.syntax import defaults_of, span_of
 from tritonforge.analysis.launch_sites.tunables import build_sites
 from tritonforge.domain.candidate import source_key
 
@@ -113,12 +113,25 @@ def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,
     if found is None:
         raise ValueError(f"no plain top-level function named {entry!r}")
     made = module.instance_of(ast.Name(found.instance, ast.Load()), module.module_scope()) if found.instance else None
-    scope = Scope(found.fn, {}, (entry,), found.owner, made)
+    scope = Scope(found.fn, _left_to_defaults(module, found, runtime), (entry,), found.owner, made)
     launches = list(collect_launches(module, scope))
     verify = runtime is not None and runtime.source_key in ("", source_key(source))
     return build_sites(module, launches, runtime, verify)
 
 
+
+
+def _left_to_defaults(module: SourceModule, found: EntryFunction, runtime: Runtime | None
+                      ) -> dict[str, tuple[ast.expr, Scope]]:
+    """The entry's parameters no case passes, bound to their defaults (`def softplus(x,
+    block=512)` called as `softplus(x)`): a default every caller gets is a setting of the file.
+    A parameter some case passes is the caller's, and stays where it is."""
+    if runtime is None or runtime.passed is None:
+        return {}
+    args = found.fn.args
+    positional = [p.arg for p in [*args.posonlyargs, *args.args]][found.skip:]
+    left = set(positional[runtime.passed:]) | {p.arg for p in args.kwonlyargs}
+    return {name: (default, module.module_scope()) for name, default in defaults_of(found.fn).items() if name in left}
 
 
 def entry_of(source: str) -> str | None:

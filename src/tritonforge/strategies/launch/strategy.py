@@ -77,13 +77,15 @@ class LaunchParamStrategy(Strategy):
     # analysis
     def _learn_runtime(self, state: SearchState) -> None:
         """Computed launch values become tunable once the baseline's launches are known."""
+        # The entry's trailing arguments no case passes keep their defaults, which moves may edit.
+        passed = min(map(len, state.case_shapes.values())) if state.case_shapes else None
         if self._runtime is None and state.captured:
             self._runtime = Runtime.from_records(state.captured, state.dominant_case,
-                                                 source_key(state.baseline_source))
+                                                 source_key(state.baseline_source), passed)
             self._analyses.clear()
         for key, launches in state.captured_rewrites.items():
             if launches and key not in self._runtimes:
-                self._runtimes[key] = Runtime.from_records(launches, state.dominant_case, key)
+                self._runtimes[key] = Runtime.from_records(launches, state.dominant_case, key, passed)
                 self._analyses.pop(key, None)
 
     def _space(self, source: str, entry: str) -> SearchSpace | None:
