@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from tests.conftest import EXAMPLES, FIXTURES
+from tritonforge.analysis.kernel_source import KernelSource
 from tritonforge.analysis.launch_sites import (
     ConfigSpec,
     SearchSpace,
@@ -597,3 +598,13 @@ def test_a_kernel_imported_from_another_module_is_named_with_why_it_has_no_site(
     assert space.sites == []
     assert space.unreached(["axpy_kernel"]) == {
         "axpy_kernel": "imported from _axpy_kernels: only kernels defined in the problem file are analysed"}
+
+
+def test_a_factorys_kernels_of_one_name_are_not_read_and_the_launch_says_why():
+    # make_kernel(scale) defines `scale_add_kernel` in two branches: a recipe had rewritten the
+    # one that never ran. Neither is read; the report says where the launched kernel is made.
+    source = (FIXTURES / "problems" / "styles" / "kernel_factory.py").read_text()
+    assert "scale_add_kernel" not in KernelSource(source).kernels
+    space = SearchSpace.from_source(source, "scale_add")
+    assert space.sites == [] and space.unreached(["scale_add_kernel"]) == {
+        "scale_add_kernel": "defined inside make_kernel(): a kernel a function makes (a factory) is not analysed"}

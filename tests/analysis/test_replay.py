@@ -403,3 +403,17 @@ def test_an_enum_members_value_is_moved_in_the_class_body(tmp_path):
     as_int = as_int.replace("tile.value", "tile")  # an IntEnum member is its value
     space, _ = captured_space(write(tmp_path, "enum_int.py", as_int))
     assert space.get("square_kernel.BLOCK").free and space.get("square_kernel.BLOCK").current == 1024
+
+
+def test_a_match_statement_is_replayed_and_the_case_it_takes_is_moved(tmp_path):
+    # `match n: case _ if n < 1024: BLOCK, warps = 128, 2 ...`: the arm the dominant case
+    # takes is edited, the literal that is the value first (not the guard that sends it elsewhere).
+    path = STYLES / "match_block.py"
+    space, _ = captured_space(path)
+    assert (space.get("clamp_kernel.BLOCK").current, space.get("clamp_kernel.BLOCK@n=1000").current) == (256, 128)
+    source = path.read_text()
+    out = apply_assignment(space, {"clamp_kernel.BLOCK": 1024, "clamp_kernel.num_warps": 8})
+    assert changed_lines(source, out) == ["BLOCK, warps = 1024, 8"]
+    got = received(write(tmp_path, "match_block.py", out))
+    assert (got["BLOCK"], got["num_warps"], got["grid"][0]) == (1024, 8, 3)
+    assert received(write(tmp_path, "match_block.py", out), 0)["BLOCK"] == 128  # the small case's arm

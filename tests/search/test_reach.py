@@ -41,6 +41,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("triton_config_manual.py", "cfg = triton.Config("),  # a Config made by hand, spread by all_kwargs()
     ("entry_keyword_defaults.py", "def softplus(x, block="),  # defaults of the entry no case passes
     ("enum_tile.py", "class Tile(Enum):"),  # an Enum member's value, chosen by the size
+    ("match_block.py", "BLOCK, warps = "),  # the arm of a match statement a case takes
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -160,11 +160,18 @@ class KernelSource:
         self.aliases = _import_aliases(self.tree)
         self.constants = _module_constants(self.tree)
         self.kernels: dict[str, Kernel] = {}
+        twice: set[str] = set()
         for node in ast.walk(self.tree):
             if isinstance(node, ast.FunctionDef):
                 kernel = self._kernel(node)
                 if kernel is not None:
+                    if node.name in self.kernels:
+                        twice.add(node.name)
                     self.kernels[node.name] = kernel
+        # Two kernels of one name (a factory's branches): which one runs is not the file's to say,
+        # so neither is read, rather than rewriting one that may never run.
+        for name in twice:
+            del self.kernels[name]
 
     def alias(self, home: str) -> str | None:
         """The name this file imports `home` under ("triton.language" -> "tl"), or None."""

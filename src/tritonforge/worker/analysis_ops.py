@@ -74,7 +74,7 @@ class AnalysisOps(CandidateCalls):
         self.phase("capture")
         held: dict[str, Any] = {}
         records = capture_launches(lambda *a: held.setdefault("out", entry(*a)), args, execute=False,
-                                   stand_ins=self.device != "cuda")
+                                   stand_ins=self.device == "compile")
         written = [a for n, a in zip(pm.param_names, args) if n in pm.outputs]
         work = {"bytes": tensor_bytes(args, cmp.tensors(held.get("out")), written),
                 "declared_bytes": _declared(pm.bytes, case), "declared_flops": _declared(pm.flops, case)}
@@ -93,7 +93,9 @@ class AnalysisOps(CandidateCalls):
         args = pm.make_args(Case.from_json(req["case"]), 0, "cuda" if on_gpu else "cpu")
         self.phase("capture")
         try:
-            records = capture_launches(entry, args, execute=False, stand_ins=not on_gpu)
+            # CUDA's device queries are stood in only where a GPU will run what is captured here:
+            # in the interpreter the host code takes its CPU path, and so must the capture.
+            records = capture_launches(entry, args, execute=False, stand_ins=self.device == "compile")
         except Exception as e:
             raise CandidateFault(Status.ERROR, f"while capturing its launches: {one_line(e)}") from None
         shapes = [list(a.shape) if isinstance(a, torch.Tensor) else None for a in args]

@@ -240,16 +240,59 @@ class Replay:
             elif isinstance(s, (ast.With, ast.AsyncWith)):
                 if not self._statements(s.body, frame, stop_line, control):
                     return False
+            elif isinstance(s, ast.Match):
+                taken = self._match(s, frame)
+                if taken is None:
+                    self._forget(s, frame)
+                elif taken[0] is not None and not self._statements(taken[0].body, frame, stop_line, control + taken[1]):
+                    return False
             elif isinstance(s, ast.Return):
                 if s.value is not None:
                     frame.values["<return>"] = _Thunk(s.value, _copy(frame), control)
                 return False
-            elif isinstance(s, (ast.For, ast.While, ast.AsyncFor, ast.Try, ast.Match, ast.Import, ast.ImportFrom,
+            elif isinstance(s, (ast.For, ast.While, ast.AsyncFor, ast.Try, ast.Import, ast.ImportFrom,
                                 ast.FunctionDef, ast.ClassDef)):
                 self._forget(s, frame)  # loops, handlers, imports: their names come from the capture
             if stop_line is not None and _contains_line(s, stop_line):
                 return False
         return True
+
+    def _match(self, stmt: ast.Match, frame: Frame) -> tuple[ast.match_case | None, tuple[ast.Constant, ...]] | None:
+        """The case a `match` takes (None in its place when none does) and the literals that
+        chose it, as an `if` chain's tests; None when a pattern or guard cannot be replayed."""
+        saved, self.reads = self.reads, []
+        try:
+            subject = self.eval(stmt.subject, frame)
+            if subject is UNKNOWN:
+                return None
+            for case in stmt.cases:
+                hit = self._pattern(case.pattern, subject, frame)
+                if hit is not UNKNOWN and hit and case.guard is not None:
+                    hit = self.eval(case.guard, frame)
+                if hit is UNKNOWN:
+                    return None
+                if hit:
+                    return case, tuple(self.reads)
+            return None, tuple(self.reads)
+        finally:
+            self.reads = saved
+
+    def _pattern(self, pattern: ast.pattern, subject: Any, frame: Frame) -> Any:
+        """Whether `subject` matches: values, `_`, captures and `|` of them; UNKNOWN otherwise."""
+        if isinstance(pattern, ast.MatchValue):
+            value = self.eval(pattern.value, frame)
+            return UNKNOWN if value is UNKNOWN else subject == value
+        if isinstance(pattern, ast.MatchSingleton):
+            return subject is pattern.value
+        if isinstance(pattern, ast.MatchOr):
+            hits = [self._pattern(p, subject, frame) for p in pattern.patterns]
+            return UNKNOWN if UNKNOWN in hits else any(hits)
+        if isinstance(pattern, ast.MatchAs):
+            hit = True if pattern.pattern is None else self._pattern(pattern.pattern, subject, frame)
+            if hit is True and pattern.name is not None:
+                frame.values[pattern.name] = subject
+            return hit
+        return UNKNOWN
 
     def _bind(self, target: ast.expr, value: ast.expr, frame: Frame, control: tuple[ast.Constant, ...],
               part: int | None = None) -> None:

@@ -179,7 +179,7 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
     target = want[tid]
     best: tuple[tuple, tuple[int, int]] | None = None
     varied = _distinct(tree, runtime, values[tid], edits) > 1
-    _, reads = _evaluate(tree, runtime, values[tid], values[tid].case(runtime), edits)
+    now, reads = _evaluate(tree, runtime, values[tid], values[tid].case(runtime), edits)
     for knob in reads:
         if id(knob) in edits or id(knob) in locked:
             continue
@@ -195,7 +195,10 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
             disturbed = sum(1 for other, v in values.items() if other != tid
                             and _value(tree, runtime, v, trial_edits) != _value(tree, runtime, v, edits))
             collapsed = varied and _distinct(tree, runtime, values[tid], trial_edits) == 1
-            rank = (disturbed, collapsed, trial != target, abs((trial.bit_length()) - (current.bit_length())))
+            # The literal that is the value itself (`256` of `BLOCK, warps = 256, 4`) before one
+            # that merely reaches it (a branch's threshold sending the case elsewhere).
+            rank = (disturbed, collapsed, current != now, trial != target,
+                    abs((trial.bit_length()) - (current.bit_length())))
             if best is None or rank < best[0]:
                 best = (rank, (id(knob), trial))
     return best[1] if best else None

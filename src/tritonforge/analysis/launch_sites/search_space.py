@@ -52,12 +52,17 @@ class SearchSpace:
         launch site here, and why: the search can move only what it finds written in this file."""
         seen = set(launched) | {launch.kernel for launches in (self.runtime.cases.values() if self.runtime else ())
                                 for launch in launches}
-        imported = _imported_names(self.module.tree) if self.module is not None else {}
+        tree = self.module.tree if self.module is not None else ast.Module([], [])
+        imported, made = _imported_names(tree), _made_by(tree)
         out = {}
         for kernel in sorted(seen - {site.kernel for site in self.sites}):
-            home = imported.get(kernel)
-            out[kernel] = (f"imported from {home}: only kernels defined in the problem file are analysed" if home
-                           else "launched at run time, but no launch of it was traced from the entry")
+            if kernel in imported:
+                out[kernel] = f"imported from {imported[kernel]}: only kernels defined in the problem file are analysed"
+            elif kernel in made:
+                out[kernel] = (f"defined inside {made[kernel]}(): a kernel a function makes (a factory) is not "
+                               "analysed")
+            else:
+                out[kernel] = "launched at run time, but no launch of it was traced from the entry"
         return out
 
     def label(self, tid: str) -> str:
@@ -147,3 +152,9 @@ def _imported_names(tree: ast.Module) -> dict[str, str]:
     """Names the file imports with `from M import name`, and M."""
     return {(a.asname or a.name): "." * node.level + (node.module or "") for node in tree.body
             if isinstance(node, ast.ImportFrom) for a in node.names}
+
+
+def _made_by(tree: ast.Module) -> dict[str, str]:
+    """Functions defined inside a top-level function (a kernel factory's), and that function."""
+    return {inner.name: fn.name for fn in tree.body if isinstance(fn, ast.FunctionDef)
+            for inner in ast.walk(fn) if isinstance(inner, ast.FunctionDef) and inner is not fn}
