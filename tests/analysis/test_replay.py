@@ -28,20 +28,22 @@ STYLES = FIXTURES / "problems" / "styles"
 CORPUS = ROOT / "benchmarks" / "corpus"
 
 
-def captured_space(path: Path, source: str | None = None) -> tuple[SearchSpace, dict[str, list[dict]]]:
+def captured_space(path: Path, source: str | None = None, stand_ins: bool = True
+                   ) -> tuple[SearchSpace, dict[str, list[dict]]]:
     """The search space of `source` (default: the file) with the file's launches replayed."""
-    records = capture(path)
+    records = capture(path, stand_ins)
     text = path.read_text()
     runtime = Runtime.from_records(records, None, source_key(text))
     pm = ProblemModule(path)
     return SearchSpace.from_source(source or text, pm.describe().entry, runtime), records
 
 
-def capture(path: Path) -> dict[str, list[dict]]:
+def capture(path: Path, stand_ins: bool = True) -> dict[str, list[dict]]:
+    """Each case's launches, captured on CPU tensors (as for a GPU, unless `stand_ins` is off)."""
     pm = ProblemModule(path)
     out = {}
     for case in pm.cases()[1]:
-        records = capture_launches(pm.entry, pm.make_args(case, 0, "cpu"), execute=False, stand_ins=True)
+        records = capture_launches(pm.entry, pm.make_args(case, 0, "cpu"), execute=False, stand_ins=stand_ins)
         out[case.label] = [r.to_json() for r in records]
     return out
 
@@ -417,3 +419,16 @@ def test_a_match_statement_is_replayed_and_the_case_it_takes_is_moved(tmp_path):
     got = received(write(tmp_path, "match_block.py", out))
     assert (got["BLOCK"], got["num_warps"], got["grid"][0]) == (1024, 8, 3)
     assert received(write(tmp_path, "match_block.py", out), 0)["BLOCK"] == 128  # the small case's arm
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="the CPU branch is the one taken here")
+def test_a_value_chosen_by_the_device_is_moved_in_the_branch_this_device_takes():
+    # `2048 if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9 else 256`:
+    # replay asks CUDA as the capture did (no GPU here: the CPU branch).
+    path = STYLES / "device_branch.py"
+    space, _ = captured_space(path, stand_ins=False)
+    block = space.get("row_absmax_kernel.BLOCK")
+    assert block.free and block.current == 256
+    out = apply_assignment(space, {"row_absmax_kernel.BLOCK": 1024})
+    assert changed_lines(path.read_text(), out) == [
+        "BLOCK = 2048 if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9 else 1024"]

@@ -42,6 +42,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("entry_keyword_defaults.py", "def softplus(x, block="),  # defaults of the entry no case passes
     ("enum_tile.py", "class Tile(Enum):"),  # an Enum member's value, chosen by the size
     ("match_block.py", "BLOCK, warps = "),  # the arm of a match statement a case takes
+    ("device_branch.py", "BLOCK = 2048 if torch.cuda"),  # a block chosen by the device
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -126,6 +126,18 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "math.prod": math.prod, "math.gcd": math.gcd,
 }
 _INT_METHODS = ("bit_length", "bit_count")
+# Asked of this process, which sees the GPU the candidates run on (or none, as the interpreter's
+# worker does): a capture answers them the same way (worker.analysis_ops).
+_DEVICE_QUERIES = ("torch.cuda.is_available", "torch.cuda.get_device_capability")
+
+
+def _device_query(name: str) -> Any:
+    import torch
+
+    try:
+        return getattr(torch.cuda, name.rsplit(".", 1)[1])()
+    except (RuntimeError, AssertionError, AttributeError):  # no CUDA here
+        return UNKNOWN
 _TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
 _MODULES = ("triton", "tl", "torch", "math", "triton.language")
 _BINOPS: dict[type, Callable[[Any, Any], Any]] = {
@@ -442,6 +454,8 @@ class Replay:
             return self.eval(member, self.module_frame()) if base.is_int else _EnumMember(base.node.name, node.attr, member)
         if isinstance(base, _EnumMember) and node.attr == "value":
             return self.eval(base.value, self.module_frame())
+        if base == "torch.cuda":  # torch.cuda.is_available and the like (see _DEVICE_QUERIES)
+            return f"torch.cuda.{node.attr}"
         if isinstance(base, str) and node.attr == "itemsize":
             return _ELEMENT_SIZE.get(base.removeprefix("torch."), UNKNOWN)
         return UNKNOWN
@@ -511,6 +525,8 @@ class Replay:
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
         if isinstance(target, _Helper):
             return target.call(self, args, kwargs)
+        if isinstance(target, str) and target in _DEVICE_QUERIES:
+            return _device_query(target)
         if isinstance(target, _Dotted):
             fn = _FUNCTIONS.get(target.name)
             if fn is None and target.name.startswith("triton."):
