@@ -342,6 +342,15 @@ def test_a_triton_config_made_by_hand_is_moved_where_it_is_made(spread):
         assert "triton.Config's default, not written" in space.get("silu_kernel.num_stages").why
 
 
+def test_a_record_or_dict_held_by_self_is_read_where_init_sets_it():
+    source, space = style("module_dataclass_cfg.py", "relu")  # `self.cfg.block`, self.cfg a dataclass
+    assert_moved_at(source, space, {"relu_kernel.BLOCK": 256, "relu_kernel.num_warps": 4},
+                    "self.cfg = KernelConfig(block=256, warps=4)")
+    source, space = style("class_launch_kwargs.py", "abs_sqrt")  # `**self.launch_kwargs`, a dict
+    assert_moved_at(source, space, {"abs_sqrt_kernel.BLOCK": 128, "abs_sqrt_kernel.num_warps": 2},
+                    'self.launch_kwargs = {"BLOCK": 128, "num_warps": 2}')
+
+
 def test_num_warps_in_a_shared_variable_and_num_stages_present():
     source, space = space_of(ELEMENTWISE + '''
 def twice(x, alpha):

@@ -432,3 +432,25 @@ def test_a_value_chosen_by_the_device_is_moved_in_the_branch_this_device_takes()
     out = apply_assignment(space, {"row_absmax_kernel.BLOCK": 1024})
     assert changed_lines(path.read_text(), out) == [
         "BLOCK = 2048 if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9 else 1024"]
+
+
+def test_a_heuristic_given_by_a_named_function_is_moved_in_its_return(tmp_path):
+    path = STYLES / "heuristic_function.py"  # @triton.heuristics({"BLOCK": _block_for})
+    space, _ = captured_space(path)
+    assert space.get("row_sum_kernel.BLOCK").free
+    out = apply_assignment(space, {"row_sum_kernel.BLOCK": 256})
+    assert changed_lines(path.read_text(), out) == ['return min(triton.next_power_of_2(args["n"]), 256)']
+    assert received(write(tmp_path, "heuristic_function.py", out))["BLOCK"] == 256
+
+
+def test_a_fixed_value_read_beside_a_moved_one_keeps_its_value():
+    # `VEC = 16 // x.element_size()` is no tile (not moved); `BLOCK = VEC * 32 * num_warps`
+    # moves by its 32, never by the 16 that VEC reads too.
+    path = STYLES / "vec_from_element_size.py"
+    space, _ = captured_space(path)
+    assert not space.get("affine_kernel.VEC").free
+    source = path.read_text()
+    assert changed_lines(source, apply_assignment(space, {"affine_kernel.BLOCK": 1024})) == [
+        "BLOCK = VEC * 64 * num_warps"]
+    assert changed_lines(source, apply_assignment(space, {"affine_kernel.num_warps": 8})) == [
+        "num_warps = 8", "BLOCK = VEC * 16 * num_warps"]

@@ -43,6 +43,8 @@ STYLES = FIXTURES / "problems" / "styles"
     ("enum_tile.py", "class Tile(Enum):"),  # an Enum member's value, chosen by the size
     ("match_block.py", "BLOCK, warps = "),  # the arm of a match statement a case takes
     ("device_branch.py", "BLOCK = 2048 if torch.cuda"),  # a block chosen by the device
+    ("module_dataclass_cfg.py", "self.cfg = KernelConfig("),  # a dataclass held by self
+    ("class_launch_kwargs.py", "self.launch_kwargs = {"),  # **self.launch_kwargs
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -279,6 +279,9 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
     if isinstance(expr, ast.Name):
         bind, where, _ = module.definition(expr.id, scope)
         return spread_keys(module, bind.value, where, depth + 1) if bind and bind.exact and bind.value else []
+    held = module.member(expr, scope)  # `**self.launch_kwargs`, set once in the class
+    if held is not None:
+        return spread_keys(module, held[0], held[1], depth + 1)
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in module.functions:
         helper = module.functions[expr.func.id]
         inner = Scope(helper, {}, scope.chain + (helper.name,))
@@ -306,11 +309,18 @@ def _global_value(module: SourceModule, kernel: str, name: str) -> Resolved:
 
 def _heuristic_use(module: SourceModule, kernel: str, param: str) -> Use:
     fn = module.heuristic(kernel, param)
-    if not isinstance(fn, ast.Lambda):
-        return Use(-1, kernel, param, "constexpr", Resolved("unknown", "", f"{param} is set by @triton.heuristics"))
-    text = module.text(fn.body)
-    r = Resolved("heuristic", text, f"@triton.heuristics: {param} = {text} (line {fn.lineno})")
-    return Use(-1, kernel, param, "constexpr", r, expr=fn.body, fn=fn)
+    body = fn.body if isinstance(fn, ast.Lambda) else None
+    if isinstance(fn, ast.Name) and fn.id in module.functions:  # a named function of the file
+        fn = module.functions[fn.id]
+        code = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        body = code[0].value if len(code) == 1 and isinstance(code[0], ast.Return) else None
+    if body is None:
+        why = "a function whose body is one return" if isinstance(fn, ast.FunctionDef) else "a lambda"
+        return Use(-1, kernel, param, "constexpr", Resolved(
+            "unknown", "", f"{param} is set by @triton.heuristics, by something other than {why}"))
+    text = module.text(body)
+    r = Resolved("heuristic", text, f"@triton.heuristics: {param} = {text} (line {body.lineno})")
+    return Use(-1, kernel, param, "constexpr", r, expr=body, fn=fn)  # type: ignore[arg-type]
 
 
 def _resolve_arg(module: SourceModule, name: str, expr: ast.expr, scope: Scope) -> Resolved:

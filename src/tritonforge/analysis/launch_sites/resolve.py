@@ -188,6 +188,12 @@ class SourceModule:
         """`self.X` in a method, set once in `__init__` (`self.X = ...`) or in the class body,
         or `Cls.X` for a class attribute: resolved where it is set."""
         base = expr.value
+        if isinstance(base, ast.Attribute):  # `self.cfg.block`: a field of the record `self.cfg` holds
+            held = self.member(base, scope)
+            made = self.instance_of(held[0], held[1]) if held else None
+            if made is None or self.record_fields(made.cls) is None:
+                return None
+            return self._field(made.cls, expr.attr, made, self.text(expr), depth)
         if not isinstance(base, ast.Name):
             return None
         config = self.config_made(base, scope)
@@ -206,20 +212,34 @@ class SourceModule:
         text = self.text(expr)
         if self.record_fields(owner) is not None and base.id not in self.classes:
             return self._field(owner, expr.attr, made, text, depth)
-        sets = self._attribute_sets(owner, expr.attr)
+        set_once = self._set_once(owner, expr.attr, scope, owner == scope.owner or base.id == scope.self_name)
+        if isinstance(set_once, str):
+            return Resolved("derived", text, f"{text} {set_once}")
+        return self._named(text, *set_once, depth)
+
+    def member(self, expr: ast.expr, scope: Scope) -> tuple[ast.expr, Scope] | None:
+        """What `self.X` (in a method) is set to once in its class, and the scope to read it in."""
+        if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and scope.owner
+                and expr.value.id == scope.self_name):
+            return None
+        set_once = self._set_once(scope.owner, expr.attr, scope, True)
+        return None if isinstance(set_once, str) else set_once
+
+    def _set_once(self, owner: str, attr: str, scope: Scope, mine: bool) -> tuple[ast.expr, Scope] | str:
+        """The one plain assignment of `attr` in class `owner` (the class body, or a method such as
+        `__init__`, read as the call that made the instance passes its arguments), or why not."""
+        sets = self._attribute_sets(owner, attr)
         if len(sets) != 1:
-            why = "is never set in its class" if not sets else f"is set {len(sets)} times in its class"
-            return Resolved("derived", text, f"{text} {why}")
+            return "is never set in its class" if not sets else f"is set {len(sets)} times in its class"
         value, where = sets[0]
         if value is None:
-            return Resolved("derived", text, f"{text} is not set by a plain assignment")
+            return "is not set by a plain assignment"
         if where is None:  # the class body: its names are read at module level
-            return self._named(text, value, self.module_scope(), depth)
-        if owner != scope.owner and base.id != scope.self_name:
-            return Resolved("derived", text, f"{text} is set per instance")
-        init = Scope(where, self._init_args(where, scope), scope.chain + (f"{owner}.{where.name}",), owner,
-                     scope.instance)
-        return self._named(text, value, init, depth)
+            return value, self.module_scope()
+        if not mine:
+            return "is set per instance"
+        return value, Scope(where, self._init_args(where, scope), scope.chain + (f"{owner}.{where.name}",), owner,
+                            scope.instance)
 
     def _named(self, text: str, value: ast.expr, scope: Scope, depth: int) -> Resolved:
         """`value` resolved in `scope`, a literal said to be where `text` (how the launch reads
@@ -242,10 +262,14 @@ class SourceModule:
                 why = "triton.Config's default, not written" if key.value in CONFIG_OPTIONS else "not in the config"
                 return Resolved("derived", self.text(expr), f"{self.text(expr)}: {why}")
             return self._named(self.text(expr), value, made[1], depth)
-        if not isinstance(expr.value, ast.Name):
+        held = self.member(expr.value, scope)  # `self.launch_kwargs["BLOCK"]`
+        if held is not None:
+            table, where = held
+        elif isinstance(expr.value, ast.Name):
+            bind, where, _ = self.definition(expr.value.id, scope)
+            table = bind.value if bind is not None and bind.exact else None
+        else:
             return None
-        bind, where, _ = self.definition(expr.value.id, scope)
-        table = bind.value if bind is not None and bind.exact else None
         if not isinstance(table, ast.Dict) or any(k is None for k in table.keys):
             return None
         values = [v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant) and k.value == key.value]

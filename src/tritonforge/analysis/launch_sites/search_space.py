@@ -75,7 +75,9 @@ class SearchSpace:
         """Edits of the literals that computed values read, for `changes` of any tunables:
         computed values in `changes` reach their targets on the dominant case, the others keep
         their values. Raises `runtime.Unreachable` when no such edits exist."""
-        replayed = {t.id: t.replayed for t in self.tunables if t.replayed is not None}
+        # Fixed computed values too (`VEC = 16 // x.element_size()` beside `BLOCK = VEC * 32 * w`):
+        # a move of another value may not change them.
+        replayed = {t.id: t.replayed for t in self.by_id.values() if t.replayed is not None}
         if not replayed or self.module is None or self.runtime is None:
             return []
         module, fixed, locked = self.module, {}, set()

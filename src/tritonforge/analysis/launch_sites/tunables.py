@@ -220,7 +220,8 @@ def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Spa
     why = first.resolved.where
     problem = _not_free(first, kinds, group, launches)
     return Tunable(
-        replayed=first.replayed if problem is None else None,
+        # A fixed value replay checked against the capture is kept: moves of others must hold it.
+        replayed=first.replayed if problem is None or first.resolved.kind == "replayed" else None,
         id=tid,
         kind=first.kind,
         current=current,
