@@ -18,7 +18,8 @@ import pytest
 from tests.conftest import FIXTURES, ROOT
 from tritonforge.analysis.launch_capture import capture_launches
 from tritonforge.analysis.launch_sites import SearchSpace
-from tritonforge.analysis.launch_sites.replay import UNKNOWN, Frame, Replay
+from tritonforge.analysis.launch_sites.replay import Frame, Replay
+from tritonforge.analysis.launch_sites.replay_values import UNKNOWN
 from tritonforge.analysis.launch_sites.runtime import Runtime, Unreachable
 from tritonforge.domain.candidate import source_key
 from tritonforge.problem.module import ProblemModule
@@ -91,7 +92,7 @@ def test_an_if_chain_reads_its_tests_and_the_branch_taken():
 def test_captured_locals_fill_what_the_body_does_not_say():
     source = "import triton\ndef f(x):\n    n = x.shape[1]\n    for i in range(3):\n        k = i\n    return n\n"
     tensor = {"__tensor__": {"shape": [4, 3000], "dtype": "torch.float32", "strides": [3000, 1]}}
-    from tritonforge.analysis.launch_sites.replay import runtime_value
+    from tritonforge.analysis.launch_sites.replay_values import runtime_value
     captured = {"x": runtime_value(tensor), "k": 2}
     assert evaluate(source, "min(triton.next_power_of_2(n), 1024)", "f", captured)[0] == 1024
     assert evaluate(source, "k * 16", "f", captured) == (32, [16])  # k from the loop: as captured

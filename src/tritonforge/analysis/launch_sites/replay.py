@@ -8,147 +8,26 @@ Python would, reading names from the function body (assignments and `if` chains,
 in order) and, where the body does not say, from the locals captured at the launch. It
 records which integer literals the value read, so a rewrite can change exactly those.
 
-Only side-effect-free host code is understood: arithmetic, comparisons, conditionals,
-`min`/`max`/`abs`/`int`, `triton.next_power_of_2`/`cdiv`, `math`, dict/list/tuple literals
-and subscripts, tensor `.shape`/`.dtype`/`.numel()`/`.stride()`, and calls of plain helper
-functions of the same file. Anything else is `UNKNOWN`, never a guess.
+Only side-effect-free host code is understood: arithmetic, comparisons, conditionals and
+`match`, `min`/`max`/`abs`/`int`, `triton.next_power_of_2`/`cdiv`, `math`, dict/list/tuple
+literals and subscripts, tensor `.shape`/`.dtype`/`.numel()`/`.stride()`, enum members,
+environment variables, CUDA's availability and capability, and calls of plain helper
+functions of the same file (`replay_values` holds the values and functions). Anything else is
+`UNKNOWN`, never a guess.
 """
 
 from __future__ import annotations
 
 import ast
-import math
 import operator
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tritonforge.analysis.launch_sites.replay_values import (
+    BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, TRITON_FUNCTIONS,
+    UNKNOWN, Dotted, EnumClass, EnumMember, TensorValue, device_query, last_part, literal_int, runtime_value, same_key)
 from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, walk_local
-
-
-class _Unknown:
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-
-UNKNOWN: Any = _Unknown()
-_MAX_DEPTH = 40
-
-
-@dataclass
-class TensorValue:
-    """A captured tensor: what host code may read of it without its data."""
-
-    shape: tuple[int, ...]
-    dtype: str  # "torch.float16"
-    strides: tuple[int, ...] = ()
-
-    def attr(self, name: str) -> Any:
-        if name == "shape":
-            return self.shape
-        if name == "dtype":
-            return self.dtype
-        if name == "ndim":
-            return len(self.shape)
-        if name in ("is_cuda", "is_contiguous"):
-            return UNKNOWN
-        return UNKNOWN
-
-    def method(self, name: str, args: list[Any]) -> Any:
-        if name == "numel" and not args:
-            return math.prod(self.shape)
-        if name in ("size", "stride") and len(args) <= 1:
-            seq = self.shape if name == "size" else self.strides
-            if not args:
-                return tuple(seq)
-            i = args[0]
-            return seq[i] if isinstance(i, int) and -len(seq) <= i < len(seq) else UNKNOWN
-        if name == "dim" and not args:
-            return len(self.shape)
-        if name == "element_size" and not args:
-            return _ELEMENT_SIZE.get(self.dtype.replace("torch.", ""), UNKNOWN)
-        return UNKNOWN
-
-
-_ELEMENT_SIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
-                 "int32": 4, "int64": 8, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
-
-
-def runtime_value(data: Any) -> Any:
-    """A captured local (as `launch_capture.snapshot_value` wrote it) as Replay reads it."""
-    if isinstance(data, dict) and "__tensor__" in data:
-        t = data["__tensor__"]
-        return TensorValue(tuple(t["shape"]), t["dtype"], tuple(t.get("strides") or ()))
-    if isinstance(data, dict) and "__object__" in data:
-        return UNKNOWN
-    if isinstance(data, dict) and "__dict__" in data:
-        return {_key(k): runtime_value(v) for k, v in data["__dict__"]}
-    if isinstance(data, list):
-        return tuple(runtime_value(v) for v in data)
-    return data
-
-
-def _key(k: Any) -> Any:
-    return tuple(k) if isinstance(k, list) else k
-
-
-def _same_key(a: Any, b: Any) -> bool:
-    """Dict keys as host code writes them: `torch.float16` and the captured "torch.float16"."""
-    if isinstance(a, str) and isinstance(b, str):
-        return a.removeprefix("torch.") == b.removeprefix("torch.")
-    return a == b and type(a) is type(b)
-
-
-def literal_int(node: ast.Constant) -> int | None:
-    """The integer a literal stands for as a launch value: an int, or a string of decimal
-    digits (an environment variable's default, converted by `int(...)`)."""
-    v = node.value
-    if isinstance(v, int) and not isinstance(v, bool):
-        return v
-    if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) < 10:
-        return int(v)
-    return None
-
-
-def _next_power_of_2(n: Any) -> int:
-    n = int(n)
-    return 1 if n <= 1 else 1 << (n - 1).bit_length()
-
-
-def _cdiv(a: Any, b: Any) -> int:
-    return -(-int(a) // int(b))
-
-
-# Callables host code uses to size launches, by dotted name as written.
-_FUNCTIONS: dict[str, Callable[..., Any]] = {
-    "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len, "bool": bool,
-    "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
-    "math.prod": math.prod, "math.gcd": math.gcd,
-}
-_INT_METHODS = ("bit_length", "bit_count")
-# Asked of this process, which sees the GPU the candidates run on (or none, as the interpreter's
-# worker does): a capture answers them the same way (worker.analysis_ops).
-_DEVICE_QUERIES = ("torch.cuda.is_available", "torch.cuda.get_device_capability")
-
-
-def _device_query(name: str) -> Any:
-    import torch
-
-    try:
-        return getattr(torch.cuda, name.rsplit(".", 1)[1])()
-    except (RuntimeError, AssertionError, AttributeError):  # no CUDA here
-        return UNKNOWN
-_TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
-_MODULES = ("triton", "tl", "torch", "math", "triton.language")
-_BINOPS: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
-    ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
-    ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.BitXor: operator.xor,
-}
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
-    ast.NotEq: operator.ne, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
-}
 
 
 @dataclass
@@ -184,7 +63,7 @@ class Replay:
         self.tree = tree
         self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         self.enums = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)
-                      and any(_last(b).endswith("Enum") for b in n.bases)}
+                      and any(last_part(b).endswith("Enum") for b in n.bases)}
         self.captured = captured  # function name -> its locals at the launch
         self.edits = edits or {}
         self.reads: list[ast.Constant] = []
@@ -363,14 +242,14 @@ class Replay:
         module = self.module_frame()
         if frame is not module and name in module.values:
             return self.force(module.values[name])
-        if name in _FUNCTIONS or name in _MODULES:
-            return _Dotted(name)
-        if name in _TRITON_FUNCTIONS:  # from triton import next_power_of_2
-            return _Dotted(f"triton.{name}")
+        if name in FUNCTIONS or name in MODULES:
+            return Dotted(name)
+        if name in TRITON_FUNCTIONS:  # from triton import next_power_of_2
+            return Dotted(f"triton.{name}")
         if name in self.functions:
             return _Helper(self.functions[name])
         if name in self.enums:
-            return _EnumClass(self.enums[name])
+            return EnumClass(self.enums[name])
         return UNKNOWN
 
     def _bound_once(self, fn: ast.FunctionDef | ast.Lambda | None, name: str) -> bool:
@@ -386,7 +265,7 @@ class Replay:
     def eval(self, node: ast.expr, frame: Frame) -> Any:
         self._depth += 1
         try:
-            if self._depth > _MAX_DEPTH:
+            if self._depth > MAX_DEPTH:
                 return UNKNOWN
             return self._eval(node, frame)
         except (ArithmeticError, TypeError, ValueError, IndexError, KeyError, RecursionError):
@@ -402,7 +281,7 @@ class Replay:
         if isinstance(node, ast.Attribute):
             return self._attribute(node, frame)
         if isinstance(node, ast.BinOp):
-            return self._apply(_BINOPS.get(type(node.op)), self.eval(node.left, frame), self.eval(node.right, frame))
+            return self._apply(BINOPS.get(type(node.op)), self.eval(node.left, frame), self.eval(node.right, frame))
         if isinstance(node, ast.UnaryOp):
             v = self.eval(node.operand, frame)
             if v is UNKNOWN:
@@ -440,24 +319,24 @@ class Replay:
 
     def _attribute(self, node: ast.Attribute, frame: Frame) -> Any:
         base = self.eval(node.value, frame)
-        if isinstance(base, _Dotted):
+        if isinstance(base, Dotted):
             dotted = f"{base.name}.{node.attr}"
             if base.name == "torch" or dotted.startswith("torch."):
                 return dotted  # torch.float16 and the like: compared by name
-            return _Dotted(dotted)
+            return Dotted(dotted)
         if isinstance(base, TensorValue):
             return base.attr(node.attr)
-        if isinstance(base, _EnumClass):  # `Tile.LARGE`: an IntEnum's member is its value
+        if isinstance(base, EnumClass):  # `Tile.LARGE`: an IntEnum's member is its value
             member = base.member(node.attr)
             if member is None:
                 return UNKNOWN
-            return self.eval(member, self.module_frame()) if base.is_int else _EnumMember(base.node.name, node.attr, member)
-        if isinstance(base, _EnumMember) and node.attr == "value":
+            return self.eval(member, self.module_frame()) if base.is_int else EnumMember(base.node.name, node.attr, member)
+        if isinstance(base, EnumMember) and node.attr == "value":
             return self.eval(base.value, self.module_frame())
-        if base == "torch.cuda":  # torch.cuda.is_available and the like (see _DEVICE_QUERIES)
+        if base == "torch.cuda":  # torch.cuda.is_available and the like (see DEVICE_QUERIES)
             return f"torch.cuda.{node.attr}"
         if isinstance(base, str) and node.attr == "itemsize":
-            return _ELEMENT_SIZE.get(base.removeprefix("torch."), UNKNOWN)
+            return ELEMENT_SIZE.get(base.removeprefix("torch."), UNKNOWN)
         return UNKNOWN
 
     def _apply(self, op: Callable[[Any, Any], Any] | None, a: Any, b: Any) -> Any:
@@ -469,7 +348,7 @@ class Replay:
         left = self.eval(node.left, frame)
         for op, right_node in zip(node.ops, node.comparators):
             right = self.eval(right_node, frame)
-            fn = _COMPARE.get(type(op))
+            fn = COMPARE.get(type(op))
             if fn is None or left is UNKNOWN or right is UNKNOWN:
                 return UNKNOWN
             if not fn(left, right):
@@ -497,7 +376,7 @@ class Replay:
         if isinstance(base, _LazyDict):
             return base.get(key)
         if isinstance(base, dict):
-            return next((v for k, v in base.items() if _same_key(k, key)), UNKNOWN)
+            return next((v for k, v in base.items() if same_key(k, key)), UNKNOWN)
         if isinstance(base, tuple) and isinstance(key, int):
             return base[key]
         return UNKNOWN
@@ -510,7 +389,7 @@ class Replay:
                 return owner.method(func.attr, [self.eval(a, frame) for a in node.args])
             if ast.unparse(func) in ("os.environ.get", "os.getenv") and node.args and not node.keywords:
                 return self._environ(node, frame)
-            if isinstance(owner, int) and func.attr in _INT_METHODS and not node.args:
+            if isinstance(owner, int) and func.attr in INT_METHODS and not node.args:
                 return getattr(owner, func.attr)()  # `1 << (n - 1).bit_length()`: a power of two by bits
             if isinstance(owner, (_LazyDict, dict)) and func.attr == "get" and node.args:
                 key = self.eval(node.args[0], frame)
@@ -525,12 +404,12 @@ class Replay:
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
         if isinstance(target, _Helper):
             return target.call(self, args, kwargs)
-        if isinstance(target, str) and target in _DEVICE_QUERIES:
-            return _device_query(target)
-        if isinstance(target, _Dotted):
-            fn = _FUNCTIONS.get(target.name)
+        if isinstance(target, str) and target in DEVICE_QUERIES:
+            return device_query(target)
+        if isinstance(target, Dotted):
+            fn = FUNCTIONS.get(target.name)
             if fn is None and target.name.startswith("triton."):
-                fn = _TRITON_FUNCTIONS.get(target.name.rsplit(".", 1)[-1])
+                fn = TRITON_FUNCTIONS.get(target.name.rsplit(".", 1)[-1])
             if fn is None or any(v is UNKNOWN for v in [*args, *kwargs.values()]):
                 return UNKNOWN
             return fn(*args, **kwargs)
@@ -548,43 +427,7 @@ class Replay:
 
     @staticmethod
     def _subscript_dict(d: dict, key: Any) -> Any:
-        return next((v for k, v in d.items() if _same_key(k, key)), UNKNOWN)
-
-
-def _last(node: ast.expr) -> str:
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
-
-
-@dataclass
-class _EnumClass:
-    """An `enum.Enum` subclass of the file, whose members' values are literals in its body."""
-
-    node: ast.ClassDef
-
-    @property
-    def is_int(self) -> bool:
-        return any(_last(b) == "IntEnum" for b in self.node.bases)
-
-    def member(self, name: str) -> ast.expr | None:
-        values = [n.value for n in self.node.body if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
-        return values[0] if len(values) == 1 else None
-
-
-@dataclass(frozen=True)
-class _EnumMember:
-    """`Tile.LARGE`: equal to itself alone, as enum members are; `.value` reads its literal."""
-
-    cls: str
-    name: str
-    value: ast.expr = field(compare=False, hash=False)
-
-
-@dataclass
-class _Dotted:
-    """A module or a known function, by its dotted name as written (`triton.next_power_of_2`)."""
-
-    name: str
+        return next((v for k, v in d.items() if same_key(k, key)), UNKNOWN)
 
 
 class _LazyDict:
@@ -599,7 +442,7 @@ class _LazyDict:
             if k is None:
                 return UNKNOWN  # **spread: the keys are not all written here
             written = self.replay.eval(k, self.frame)
-            if written is not UNKNOWN and _same_key(written, key):
+            if written is not UNKNOWN and same_key(written, key):
                 return self.replay.eval(v, self.frame)
         return UNKNOWN
 

@@ -15,7 +15,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from tritonforge.analysis.launch_sites.replay import UNKNOWN, Frame, Replay, literal_int, runtime_value
+from tritonforge.analysis.launch_sites.replay import Frame, Replay
+from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, literal_int, runtime_value
 
 # Values tried for a literal when solving: powers of two cover block sizes, warps, stages,
 # thresholds and caps alike.

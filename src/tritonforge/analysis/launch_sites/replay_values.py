@@ -1,0 +1,172 @@
+"""What host-code replay computes with: values seen at run time (tensors as their shape, dtype
+and strides), the functions and operators of host code it can evaluate, and the file's own
+enums and dotted names. Anything else is `UNKNOWN`, never a guess (see `replay`)."""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+MAX_DEPTH = 40
+
+
+@dataclass
+class TensorValue:
+    """A captured tensor: what host code may read of it without its data."""
+
+    shape: tuple[int, ...]
+    dtype: str  # "torch.float16"
+    strides: tuple[int, ...] = ()
+
+    def attr(self, name: str) -> Any:
+        if name == "shape":
+            return self.shape
+        if name == "dtype":
+            return self.dtype
+        if name == "ndim":
+            return len(self.shape)
+        if name in ("is_cuda", "is_contiguous"):
+            return UNKNOWN
+        return UNKNOWN
+
+    def method(self, name: str, args: list[Any]) -> Any:
+        if name == "numel" and not args:
+            return math.prod(self.shape)
+        if name in ("size", "stride") and len(args) <= 1:
+            seq = self.shape if name == "size" else self.strides
+            if not args:
+                return tuple(seq)
+            i = args[0]
+            return seq[i] if isinstance(i, int) and -len(seq) <= i < len(seq) else UNKNOWN
+        if name == "dim" and not args:
+            return len(self.shape)
+        if name == "element_size" and not args:
+            return ELEMENT_SIZE.get(self.dtype.replace("torch.", ""), UNKNOWN)
+        return UNKNOWN
+
+
+ELEMENT_SIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
+                 "int32": 4, "int64": 8, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
+
+
+def runtime_value(data: Any) -> Any:
+    """A captured local (as `launch_capture.snapshot_value` wrote it) as Replay reads it."""
+    if isinstance(data, dict) and "__tensor__" in data:
+        t = data["__tensor__"]
+        return TensorValue(tuple(t["shape"]), t["dtype"], tuple(t.get("strides") or ()))
+    if isinstance(data, dict) and "__object__" in data:
+        return UNKNOWN
+    if isinstance(data, dict) and "__dict__" in data:
+        return {_key(k): runtime_value(v) for k, v in data["__dict__"]}
+    if isinstance(data, list):
+        return tuple(runtime_value(v) for v in data)
+    return data
+
+
+def _key(k: Any) -> Any:
+    return tuple(k) if isinstance(k, list) else k
+
+
+def same_key(a: Any, b: Any) -> bool:
+    """Dict keys as host code writes them: `torch.float16` and the captured "torch.float16"."""
+    if isinstance(a, str) and isinstance(b, str):
+        return a.removeprefix("torch.") == b.removeprefix("torch.")
+    return a == b and type(a) is type(b)
+
+
+def literal_int(node: ast.Constant) -> int | None:
+    """The integer a literal stands for as a launch value: an int, or a string of decimal
+    digits (an environment variable's default, converted by `int(...)`)."""
+    v = node.value
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) < 10:
+        return int(v)
+    return None
+
+
+def _next_power_of_2(n: Any) -> int:
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def _cdiv(a: Any, b: Any) -> int:
+    return -(-int(a) // int(b))
+
+
+# Callables host code uses to size launches, by dotted name as written.
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len, "bool": bool,
+    "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
+    "math.prod": math.prod, "math.gcd": math.gcd,
+}
+INT_METHODS = ("bit_length", "bit_count")
+# Asked of this process, which sees the GPU the candidates run on (or none, as the interpreter's
+# worker does): a capture answers them the same way (worker.analysis_ops).
+DEVICE_QUERIES = ("torch.cuda.is_available", "torch.cuda.get_device_capability")
+
+
+def device_query(name: str) -> Any:
+    import torch
+
+    try:
+        return getattr(torch.cuda, name.rsplit(".", 1)[1])()
+    except (RuntimeError, AssertionError, AttributeError):  # no CUDA here
+        return UNKNOWN
+TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
+MODULES = ("triton", "tl", "torch", "math", "triton.language")
+BINOPS: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+    ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.BitXor: operator.xor,
+}
+COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
+    ast.NotEq: operator.ne, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+
+
+def last_part(node: ast.expr) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+@dataclass
+class EnumClass:
+    """An `enum.Enum` subclass of the file, whose members' values are literals in its body."""
+
+    node: ast.ClassDef
+
+    @property
+    def is_int(self) -> bool:
+        return any(last_part(b) == "IntEnum" for b in self.node.bases)
+
+    def member(self, name: str) -> ast.expr | None:
+        values = [n.value for n in self.node.body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+        return values[0] if len(values) == 1 else None
+
+
+@dataclass(frozen=True)
+class EnumMember:
+    """`Tile.LARGE`: equal to itself alone, as enum members are; `.value` reads its literal."""
+
+    cls: str
+    name: str
+    value: ast.expr = field(compare=False, hash=False)
+
+
+@dataclass
+class Dotted:
+    """A module or a known function, by its dotted name as written (`triton.next_power_of_2`)."""
+
+    name: str
