@@ -283,8 +283,9 @@ class SourceModule:
         if isinstance(expr, ast.Name):
             bind, scope, _ = self.definition(expr.id, scope)
             expr = bind.value if bind is not None and bind.exact else None
-        if isinstance(expr, ast.Call) and last_name(expr.func) == "Config" and \
-                (self.reader.qualify(expr.func) or "triton").startswith("triton"):
+        if isinstance(expr, ast.Call) and last_name(expr.func) == "Config" and not (
+                isinstance(expr.func, ast.Name) and expr.func.id in self.classes) and \
+                (self.reader.qualify(expr.func) or "triton").startswith("triton"):  # not a class of the file
             return expr, scope
         return None
 

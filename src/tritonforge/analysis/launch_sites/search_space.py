@@ -126,8 +126,6 @@ def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,
     return build_sites(module, launches, runtime, verify)
 
 
-
-
 def _left_to_defaults(module: SourceModule, found: EntryFunction, runtime: Runtime | None
                       ) -> dict[str, tuple[ast.expr, Scope]]:
     """The entry's parameters no case passes, bound to their defaults (`def softplus(x,
