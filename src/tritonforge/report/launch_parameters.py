@@ -87,7 +87,7 @@ def markdown_table(section: dict[str, Any] | None) -> list[str]:
         for p in s["parameters"]:
             why = " / ".join(dict.fromkeys(x for x in (p["from"], p["why_not_moved"]) if x))
             lines.append(f"| {where} | {p['parameter']} | {_value(p['value'])} | {'yes' if p['free'] else 'no'} | "
-                         f"{_cell(why)} |")
+                         f"{table_cell(why)} |")
     return lines + [""]
 
 
@@ -99,5 +99,5 @@ def _value(v: Any) -> str:
     return str(v)
 
 
-def _cell(text: str) -> str:
+def table_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")

@@ -58,5 +58,7 @@ class SearchProgress:
             self.best = up
             self.progress.update(self.task, best=f"best {up:.2f}x")
         shown = f"{up:.3f}x" if up else data["status"]
-        note = "" if up else f" [dim]{(data.get('message') or '')[:90]}[/]"
-        self.console.print(f"  {data['description'] or data['key']}: {shown} {mark}{note}", highlight=False)
+        note = f"[dim]{data['head_to_head']}[/]" if data.get("head_to_head") else \
+            "" if up else f"[dim]{(data.get('message') or '')[:90]}[/]"
+        line = " ".join(x for x in (shown, mark, note.strip()) if x)
+        self.console.print(f"  {data['description'] or data['key']}: {line}", highlight=False)

@@ -13,7 +13,7 @@ from typing import Any
 
 from tritonforge.domain.verdict import Verdict
 from tritonforge.files import write_whole
-from tritonforge.report.launch_parameters import markdown_table
+from tritonforge.report.launch_parameters import markdown_table, table_cell
 
 
 def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdict, best: Any, improved: bool,
@@ -147,8 +147,10 @@ def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
         lines += ["| # | candidate | origin | change | verdict | speedup vs baseline |", "|---:|---|---|---|---|---:|"]
         for i, o in enumerate(history, 1):
             up = f"{o.speedup:.3f}x" if o.speedup else "-"
+            # A correct candidate's message is why it did not become the best though faster.
+            status = f"{o.status} ({table_cell(o.message)})" if o.status == "correct" and o.message else o.status
             lines.append(f"| {i} | `{o.candidate.key}` | {o.candidate.origin} | {o.candidate.description or '-'} | "
-                         f"{o.status} | {up} |")
+                         f"{status} | {up} |")
         lines.append("")
     lines += markdown_table(s.get("launch_parameters"))
     lines += ["Files: `best.py` (drop-in replacement of the problem file), `baseline.py`, `best.diff`, "

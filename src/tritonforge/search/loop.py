@@ -158,10 +158,11 @@ class Search:
                             baseline_source=self.baseline_source, best=baseline,
                             device=self.executor.device, gpu=self._gpu())
         best_key = self.store.best() or baseline.key
+        lost = {e["data"]["key"]: e["data"].get("lost", "") for e in self.store.events("confirm")}
         for cand, ev in self.store.judged():
             if cand.origin == BASELINE:
                 continue
-            state.history.append(_outcome(cand, ev))
+            state.history.append(_outcome(cand, ev, lost.get(cand.key, "")))
             if cand.key == best_key:
                 state.best, state.best_speedup = cand, ev.get("speedup") or 1.0
         # Every round logs its number before adding its candidates.
@@ -386,18 +387,21 @@ class Search:
         faster = bool(verdict.correct and verdict.speedup and verdict.speedup.ci_low > 1.0)
         better = faster and up is not None and up > state.best_speedup * (1 + self.config.min_gain)
         better = better and not any(cv.speedup and cv.speedup.regresses for cv in verdict.cases)
+        lost = ""
         if better and state.best.origin != BASELINE:
-            better = self._confirm(c, self.path_of(c), state)
+            lost = self._confirm(c, self.path_of(c), state, [cv.case for cv in verdict.cases])
+            better = not lost
         # The verdict and the change of best land in one transaction: a kill before it
         # leaves the candidate pending, to be judged again in full on resume.
         self._record(c, verdict, judged.started, speedup=up, faster=faster, best=better)
         outcome = Outcome(candidate=c, status=verdict.status.value, speedup=up, faster=faster,
-                          message=verdict.message, cases=_case_speedups(verdict))
+                          message=lost or verdict.message, cases=_case_speedups(verdict))
         state.history.append(outcome)
         for strategy in self.strategies:
             strategy.observe(outcome, state)
         self.observe("judged", {"key": c.key, "status": verdict.status.value, "speedup": up,
-                                "description": c.description, "best": better, "message": verdict.message})
+                                "description": c.description, "best": better, "message": verdict.message,
+                                "head_to_head": lost})
         if better:
             state.best, state.best_speedup = c, up
             self.store.log_event("best", {"key": c.key, "speedup": up, "round": state.round})
@@ -412,13 +416,20 @@ class Search:
         self.observe("profile", {"key": c.key})
         state.findings = self.profile(c, None if c.origin == BASELINE else self.path_of(c))
 
-    def _confirm(self, c: Candidate, path: Path, state: SearchState) -> bool:
-        """Head to head against the best so far: faster overall, slower on no case."""
+    def _confirm(self, c: Candidate, path: Path, state: SearchState, labels: list[str]) -> str:
+        """Head to head against the best so far: faster overall, slower on no case. "" when
+        it wins, else one line saying how it lost."""
         ups = self.executor.head_to_head(path, self.path_of(state.best))
         ok = _geomean([u.ci_low for u in ups]) > 1.0 and not any(u.regresses for u in ups)
+        lost = ""
+        if not ok:
+            slower = [labels[i] if i < len(labels) else str(i) for i, u in enumerate(ups) if u.regresses]
+            how = f"slower on {', '.join(slower)}" if slower else \
+                f"{_geomean([u.value for u in ups]):.3f}x, not faster beyond noise"
+            lost = f"lost head to head against {state.best.key}: {how}"
         self.store.log_event("confirm", {"key": c.key, "against": state.best.key, "accepted": ok,
-                                         "speedups": [u.__dict__ for u in ups]})
-        return ok
+                                         "speedups": [u.__dict__ for u in ups], "lost": lost})
+        return lost
 
     def _final_verdict(self, best: Candidate, base_verdict: Verdict) -> Verdict:
         if best.origin == BASELINE:
@@ -492,10 +503,11 @@ def _case_results(verdict: Verdict) -> list[CaseResult]:
     return out
 
 
-def _outcome(c: Candidate, ev: dict[str, Any]) -> Outcome:
+def _outcome(c: Candidate, ev: dict[str, Any], lost: str = "") -> Outcome:
+    """A judged candidate as the store holds it; `lost`: how it lost head to head, if it did."""
     cases = _case_speedups(Verdict.from_json(ev["verdict"])) if ev.get("verdict") else {}
     return Outcome(candidate=c, status=ev["status"], speedup=ev.get("speedup"), faster=bool(ev.get("faster")),
-                   message=(ev.get("verdict") or {}).get("message", ""), cases=cases)
+                   message=lost or (ev.get("verdict") or {}).get("message", ""), cases=cases)
 
 
 def _finishes(strategy: Strategy) -> bool:

@@ -499,9 +499,14 @@ def config_holder(expr: ast.expr) -> ast.expr | None:
     return None
 
 
+def _config_table(call: ast.Call) -> ast.expr | None:
+    """The kwargs dict a `triton.Config(...)` call is given, positionally or as `kwargs=`."""
+    return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "kwargs"), None)
+
+
 def config_entry(call: ast.Call, key: str) -> ast.expr | None:
     """What a `triton.Config(...)` call writes for `key`: its kwargs dict's entry, or the option."""
-    table = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "kwargs"), None)
+    table = _config_table(call)
     if isinstance(table, ast.Dict):
         for k, v in zip(table.keys, table.values):
             if isinstance(k, ast.Constant) and k.value == key:
@@ -511,7 +516,7 @@ def config_entry(call: ast.Call, key: str) -> ast.expr | None:
 
 def config_keys(call: ast.Call, all_kwargs: bool) -> list[str]:
     """The keys of `cfg.kwargs` (or of `cfg.all_kwargs()`, which adds the options Triton fills)."""
-    table = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "kwargs"), None)
+    table = _config_table(call)
     if not isinstance(table, ast.Dict) or any(not (isinstance(k, ast.Constant) and isinstance(k.value, str))
                                              for k in table.keys):
         return []

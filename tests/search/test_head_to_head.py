@@ -1,0 +1,63 @@
+"""A candidate that beats the baseline by more than the best did must still beat the best head to
+head (search/loop.py `_confirm`); when it loses, the console says how, not only the store."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+
+from tritonforge.commands.session import Session, SessionOptions
+from tritonforge.domain.candidate import Candidate
+from tritonforge.domain.verdict import CaseVerdict, Speedup, Status, Timing, Verdict
+from tritonforge.evaluate.evaluator import EvalOptions
+from tritonforge.executors.local import LocalExecutor
+from tritonforge.report.progress import SearchProgress
+from tritonforge.report.run_files import report_markdown, summary
+from tritonforge.search.loop import Search, SearchConfig, _outcome
+from tritonforge.store.run_dir import create_store
+from tritonforge.strategies.base import SearchState
+from tritonforge.worker.timing import TimingConfig
+
+PLAIN = Path(__file__).resolve().parents[1] / "fixtures" / "problems" / "floor_grid_add.py"
+
+
+def test_a_candidate_slower_than_the_best_head_to_head_is_kept_out_and_says_so(tmp_path):
+    source = PLAIN.read_text()
+    best = Candidate(source.replace("BLOCK = 16", "BLOCK = 256"), "launch_params")
+    # The same launch, 30 ms slower per call on every case: no timing noise of the
+    # interpreter hides that.
+    slower = Candidate(best.source.replace("    return out", "    import time\n    time.sleep(0.03)\n    return out"),
+                       "launch_params")
+    opts = SessionOptions(evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=3)))
+    with Session(PLAIN, opts) as session:
+        store = create_store(tmp_path, PLAIN, source, session.problem.entry, {})
+        try:
+            search = Search(executor=LocalExecutor(session.evaluator), store=store, strategies=[],
+                            config=SearchConfig(), workdir=tmp_path, baseline_source=source)
+            state = SearchState(problem_path=str(PLAIN), entry="add", baseline_source=source, best=best,
+                                history=[], device="cpu")
+            label = session.problem.cases[0].label
+            lost = search._confirm(slower, search.path_of(slower), state, [label])
+            [event] = [e["data"] for e in store.events("confirm")]
+        finally:
+            store.close()
+    assert lost == f"lost head to head against {best.key}: slower on {label}"
+    assert event["accepted"] is False and event["against"] == best.key
+
+    out = io.StringIO()
+    progress = SearchProgress(Console(file=out, width=200), budget=4)
+    progress("judged", {"key": slower.key, "status": "correct", "speedup": 9.5, "description": "BLOCK 256",
+                        "best": False, "message": "", "head_to_head": lost})
+    assert f"BLOCK 256: 9.500x {lost}" in out.getvalue()
+
+    # The report's table of candidates says it too, from what a resumed run rebuilds.
+    t = Timing(1.0, 0.9, 1.1, 5)
+    v = Verdict("best.py", Status.CORRECT, [CaseVerdict(label, Status.CORRECT, baseline=t, candidate=t,
+                                                        speedup=Speedup(9.5, 9.0, 10.0))])
+    s = summary(problem="p.py", entry="add", baseline=v, best_verdict=v, best=best, improved=True, tried=2, rounds=1,
+                stop_reason="budget", wall_s=1.0, statuses=Counter(correct=2), run_dir=tmp_path)
+    row = _outcome(slower, {"status": "correct", "speedup": 9.5, "verdict": v.to_json()}, event["lost"])
+    assert f"| correct ({lost}) | 9.500x |" in report_markdown(s, [row])
