@@ -8,6 +8,7 @@ import pytest
 
 from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.analysis.kernel_source import KernelSource
+from tritonforge.strategies.launch import rewrite
 from tritonforge.analysis.launch_sites import (
     ConfigSpec,
     SearchSpace,
@@ -616,4 +617,18 @@ def test_a_factorys_kernels_of_one_name_are_not_read_and_the_launch_says_why():
     assert "scale_add_kernel" not in KernelSource(source).kernels
     space = SearchSpace.from_source(source, "scale_add")
     assert space.sites == [] and space.unreached(["scale_add_kernel"]) == {
-        "scale_add_kernel": "defined inside make_kernel(): a kernel a function makes (a factory) is not analysed"}
+        "scale_add_kernel": "defined 2 times inside make_kernel(), which picks one at run time: neither is analysed"}
+
+
+def test_a_factory_that_makes_one_kernel_is_read_through_its_call():
+    # `_leaky_relu_kernel()[grid](...)`: the factory defines one kernel and returns it, so the
+    # launch is that kernel's, and the block and warps written at the launch move.
+    source = (FIXTURES / "problems" / "styles" / "kernel_factory_lazy.py").read_text()
+    space = SearchSpace.from_source(source, "leaky_relu")
+    [site] = space.sites
+    assert site.kernel == "leaky_relu_kernel"
+    block, warps = space.get("leaky_relu_kernel.BLOCK_SIZE"), space.get("leaky_relu_kernel.num_warps")
+    assert block.free and block.current == 128 and warps.free and warps.current == 4
+    assert space.unreached(["leaky_relu_kernel"]) == {}
+    moved = rewrite(source, {"leaky_relu_kernel.BLOCK_SIZE": 1024})
+    assert "_leaky_relu_kernel()[(triton.cdiv(n, 1024),)](x, out, n, slope, BLOCK_SIZE=1024, num_warps=4)" in moved

@@ -45,6 +45,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("device_branch.py", "BLOCK = 2048 if torch.cuda"),  # a block chosen by the device
     ("module_dataclass_cfg.py", "self.cfg = KernelConfig("),  # a dataclass held by self
     ("class_launch_kwargs.py", "self.launch_kwargs = {"),  # **self.launch_kwargs
+    ("kernel_factory_lazy.py", "_leaky_relu_kernel()[("),  # the one kernel a cached factory makes
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -75,7 +75,8 @@ def _kernels_launched(module: SourceModule, call: ast.Call, scope: Scope) -> lis
 def _kernels_of(module: SourceModule, node: ast.expr, scope: Scope, depth: int = 0) -> list[str]:
     """The kernels of this file an expression stands for: the kernel itself, a name bound to
     one, a parameter of a generic launcher (`def launch(kernel, ...): kernel[grid](...)`) bound
-    to one by its caller, or an item of a dict, list or tuple of kernels (each of them)."""
+    to one by its caller, a factory's call, or an item of a dict, list or tuple of kernels (each
+    of them)."""
     if depth > 8:
         return []
     if isinstance(node, ast.Name):
@@ -89,6 +90,8 @@ def _kernels_of(module: SourceModule, node: ast.expr, scope: Scope, depth: int =
         if bind is not None and bind.exact and bind.value is not None:
             return _kernels_of(module, bind.value, where, depth + 1)
         return []
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in module.factory:
+        return [module.factory[node.func.id]]  # `make_kernel(...)`: the one kernel it makes
     if not isinstance(node, ast.Subscript):
         return []
     table: ast.expr | None = node.value

@@ -88,6 +88,11 @@ class SourceModule:
                     self.kernel_class[n.name] = cls.name
                     self.functions[n.name] = n
                     self._triton[n.name] = k
+        # A factory (`def make_kernel(...)` defining one kernel and returning it): the launch
+        # `make_kernel(...)[grid](...)` launches that kernel, whatever the factory's arguments.
+        self.factory = _factories(self.functions, reader.kernels, defs)
+        for k in self.factory.values():
+            self.functions[k], self._triton[k] = reader.kernels[k].fn, reader.kernels[k]
         self.kernels = {n: _kernel_facts(self, k) for n, k in self._triton.items()}
 
     def text(self, node: ast.AST) -> str:
@@ -487,6 +492,21 @@ def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
 
 
 CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def _factories(functions: dict[str, ast.FunctionDef], kernels: dict[str, Kernel],
+               defs: Counter) -> dict[str, str]:
+    """Top-level functions that define one kernel and return it, and that kernel's name."""
+    out = {}
+    for name, fn in functions.items():
+        if name in kernels:
+            continue
+        made = {n.name for n in walk_local(fn) if isinstance(n, ast.FunctionDef) and n.name in kernels
+                and kernels[n.name].fn is n and defs[n.name] == 1}
+        returned = {r.value.id for r in walk_local(fn) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)}
+        if len(made) == 1 and returned == made:
+            out[name] = made.pop()
+    return out
 
 
 def config_holder(expr: ast.expr) -> ast.expr | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -59,8 +60,11 @@ class SearchSpace:
             if kernel in imported:
                 out[kernel] = f"imported from {imported[kernel]}: only kernels defined in the problem file are analysed"
             elif kernel in made:
-                out[kernel] = (f"defined inside {made[kernel]}(): a kernel a function makes (a factory) is not "
-                               "analysed")
+                fn, times = made[kernel]
+                out[kernel] = (f"defined {times} times inside {fn}(), which picks one at run time: neither is "
+                               "analysed" if times > 1 else
+                               f"defined inside {fn}(), which does not return it as the one kernel it makes: "
+                               "it is not analysed")
             else:
                 out[kernel] = "launched at run time, but no launch of it was traced from the entry"
         return out
@@ -154,7 +158,12 @@ def _imported_names(tree: ast.Module) -> dict[str, str]:
             if isinstance(node, ast.ImportFrom) for a in node.names}
 
 
-def _made_by(tree: ast.Module) -> dict[str, str]:
-    """Functions defined inside a top-level function (a kernel factory's), and that function."""
-    return {inner.name: fn.name for fn in tree.body if isinstance(fn, ast.FunctionDef)
-            for inner in ast.walk(fn) if isinstance(inner, ast.FunctionDef) and inner is not fn}
+def _made_by(tree: ast.Module) -> dict[str, tuple[str, int]]:
+    """Functions defined inside a top-level function (a kernel factory's): that function, and
+    how many times it defines the name."""
+    out: dict[str, tuple[str, int]] = {}
+    for fn in tree.body:
+        if isinstance(fn, ast.FunctionDef):
+            names = Counter(n.name for n in ast.walk(fn) if isinstance(n, ast.FunctionDef) and n is not fn)
+            out.update({name: (fn.name, times) for name, times in names.items()})
+    return out
