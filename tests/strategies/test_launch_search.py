@@ -135,6 +135,19 @@ def test_a_failed_value_is_not_approached_again_with_the_same_other_values():
     assert not any(c.params[BLOCK] >= 256 and c.params[WARPS] == 4 and c.params[STAGES] == 3 for c in got)
 
 
+def test_a_tile_value_that_gave_wrong_results_is_not_approached_again_whatever_the_warps():
+    # A row kernel whose one block must cover the row: 1024 -> 512 with 2 warps was wrong; 512
+    # with 4 or 8 warps is as wrong (probe round 10 tried it twice more).
+    source = rewrite(load("vector_add"), {BLOCK: 1024})
+    base = Candidate(source, "baseline")
+    wrong = child(base, {BLOCK: 512, WARPS: 2})
+    history = [Outcome(wrong, "wrong", message="3984 of 4000 elements outside atol")]
+    strategy = LaunchParamStrategy()
+    got = strategy.propose(state_for(source, history=history), 30)
+    assert got and not any(c.params[BLOCK] <= 512 for c in got)
+    assert any(m.status == "pruned" and "wrong" in m.reason for m in strategy.last_moves)
+
+
 def test_findings_steer_the_first_move():
     source = rewrite(load("vector_add"), {BLOCK: 1024})  # a typical size: the prior alone is neutral
 

@@ -55,7 +55,7 @@ class Lesson:
     sign: int
     start: Any
     reached: Any
-    verdict: str  # paid | slower | failed | flat
+    verdict: str  # paid | slower | failed (no verdict on results) | wrong (incorrect results) | flat
     single: bool  # the only value that changed
     after: Assignment
 

@@ -59,7 +59,7 @@ _MORE_STAGES = ("latency", "stall", "pipelin")
 _FEWER_STAGES = ("shared_mem", "smem", "out_of_resources")
 
 
-_LESSON_WEIGHT = {"paid": 2.5, "slower": -1.5, "failed": -3.0, "flat": -0.5}
+_LESSON_WEIGHT = {"paid": 2.5, "slower": -1.5, "failed": -3.0, "wrong": -3.0, "flat": -0.5}
 
 
 def _weight(space: SearchSpace, t: Tunable) -> float:
@@ -164,13 +164,15 @@ def _nothing_pipelined(facts: dict[str, Any]) -> bool:
 
 
 def blocked(space: SearchSpace, full: Assignment, lessons: list[Lesson]) -> str | None:
-    """A move at or beyond a value that was slower or failed, all else equal, is not retried."""
+    """A move at or beyond a value that was slower or failed, all else equal, is not retried;
+    nor one at or beyond a tile value that gave wrong results, whatever the warps and stages."""
     for lesson in lessons:
-        if lesson.verdict not in ("slower", "failed") or not lesson.single or lesson.tid not in full:
+        if lesson.verdict not in ("slower", "failed", "wrong") or not lesson.single or lesson.tid not in full:
             continue
         value = full[lesson.tid]
         beyond = (value - lesson.reached) * lesson.sign >= 0
-        others = all(equal(full.get(k), v) for k, v in lesson.after.items() if k != lesson.tid and k in full)
+        others = all(equal(full.get(k), v) for k, v in lesson.after.items() if k != lesson.tid and k in full
+                     and (lesson.verdict != "wrong" or getattr(space.by_id.get(k), "kind", "") == "constexpr"))
         if beyond and others:
             return (f"{space.label(lesson.tid)}={value} is at or beyond {lesson.reached}, "
                     f"which was {lesson.verdict} with the same other values")
@@ -178,7 +180,10 @@ def blocked(space: SearchSpace, full: Assignment, lessons: list[Lesson]) -> str 
 
 
 def lesson_verdict(status: str, speedup: float | None, faster: bool, parent_speedup: float | None) -> str:
-    if str(getattr(status, "value", status)) != "correct":
+    status = str(getattr(status, "value", status))
+    if status == "wrong":
+        return "wrong"
+    if status != "correct":
         return "failed"
     if speedup is not None and parent_speedup:
         if speedup > parent_speedup * 1.02 and (faster or speedup > parent_speedup * 1.05):
