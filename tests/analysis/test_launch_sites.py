@@ -632,3 +632,12 @@ def test_a_factory_that_makes_one_kernel_is_read_through_its_call():
     assert space.unreached(["leaky_relu_kernel"]) == {}
     moved = rewrite(source, {"leaky_relu_kernel.BLOCK_SIZE": 1024})
     assert "_leaky_relu_kernel()[(triton.cdiv(n, 1024),)](x, out, n, slope, BLOCK_SIZE=1024, num_warps=4)" in moved
+
+
+def test_launch_options_the_search_leaves_alone_are_listed_with_where_they_are_written():
+    source = (FIXTURES / "problems" / "styles" / "launch_options.py").read_text()
+    space = SearchSpace.from_source(source, "softplus")
+    ctas, regs = space.get("softplus_kernel.num_ctas"), space.get("softplus_kernel.maxnreg")
+    assert not ctas.free and ctas.current == 1 and ctas.why == "num_ctas=1 (line 23): a launch option the search leaves as written"
+    assert not regs.free and regs.current == 128 and regs.why.startswith("maxnreg=128 (line 23)")
+    assert space.get("softplus_kernel.BLOCK").free

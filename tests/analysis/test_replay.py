@@ -455,3 +455,39 @@ def test_a_fixed_value_read_beside_a_moved_one_keeps_its_value():
         "BLOCK = VEC * 64 * num_warps"]
     assert changed_lines(source, apply_assignment(space, {"affine_kernel.num_warps": 8})) == [
         "num_warps = 8", "BLOCK = VEC * 16 * num_warps"]
+
+
+def test_a_value_computed_from_a_moved_block_follows_it(tmp_path):
+    # `BLOCK2 = triton.next_power_of_2(cdiv(n, BLOCK))` beside `BLOCK = 1024`: every BLOCK
+    # move had been refused for changing BLOCK2 ("no single literal edit gives 8").
+    path = STYLES / "chained_blocks.py"
+    space, _ = captured_space(path)
+    follower = space.get("final_sum_kernel.BLOCK2")
+    assert not follower.free and follower.why.startswith("computed from partial_abs_sum_kernel.BLOCK")
+    out = apply_assignment(space, {"partial_abs_sum_kernel.BLOCK": 2048})
+    assert changed_lines(path.read_text(), out) == ["BLOCK = 2048"]
+    got = received(write(tmp_path, "chained_blocks.py", out))
+    assert got["BLOCK2"] == triton_pow2(-(-5000 // 2048))
+
+
+def triton_pow2(n: int) -> int:
+    return 1 << (n - 1).bit_length()
+
+
+@pytest.mark.parametrize("name, tid, target, line", [
+    ("dict_call_meta.py", "_leaky_relu_kernel.BLOCK_SIZE", 1024, "meta = dict(BLOCK_SIZE=1024, num_warps=4)"),
+    ("namespace_config.py", "_matmul_kernel.BLOCK_M", 64,
+     "CFG = types.SimpleNamespace(block_m=64, block_n=32, block_k=16, num_warps=4, num_stages=2)"),
+    ("walrus_block.py", "_axpy_kernel.BLOCK", 2048,
+     "_axpy_kernel[(triton.cdiv(n, (BLOCK := min(triton.next_power_of_2(n), 2048))),)]("),
+    ("bisect_block.py", "_silu_kernel.BLOCK", 1024, "_BLOCKS = [128, 1024, 1024, 2048]"),
+    ("launcher_classmethod.py", "relu_sq_kernel.BLOCK", 2048, "BLOCK_LARGE = 2048"),  # cls.BLOCK_LARGE
+])
+def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
+    # Probe rounds 9 and 10: each was listed as "set at run time" or refused every move.
+    path = STYLES / name
+    space, _ = captured_space(path)
+    assert space.get(tid).free
+    out = apply_assignment(space, {tid: target})
+    assert changed_lines(path.read_text(), out) == [line]
+    assert received(write(tmp_path, name, out))[tid.split(".")[1]] == target

@@ -46,6 +46,12 @@ STYLES = FIXTURES / "problems" / "styles"
     ("module_dataclass_cfg.py", "self.cfg = KernelConfig("),  # a dataclass held by self
     ("class_launch_kwargs.py", "self.launch_kwargs = {"),  # **self.launch_kwargs
     ("kernel_factory_lazy.py", "_leaky_relu_kernel()[("),  # the one kernel a cached factory makes
+    ("dict_call_meta.py", "meta = dict(BLOCK_SIZE="),  # a dict(...) call spread into the launch
+    ("namespace_config.py", "CFG = types.SimpleNamespace("),  # fields of a SimpleNamespace
+    ("walrus_block.py", "(BLOCK := min("),  # bound by := inside the grid
+    ("bisect_block.py", "_BLOCKS = ["),  # a threshold table looked up with bisect
+    ("chained_blocks.py", "BLOCK = "),  # a second block computed from the first follows it
+    ("launcher_classmethod.py", "class ReluSq:"),  # a classmethod reading class attributes
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

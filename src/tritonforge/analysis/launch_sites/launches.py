@@ -252,6 +252,14 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
         span = span_of(node) if node else None
         launch.uses.append(Use(-1, facts.name, "autotune_configs", "autotune_configs", r, span, configs))
         return
+    for opt in ("num_ctas", "maxnreg"):  # shown where written; the search leaves them as they are
+        if opt in options:
+            node = options[opt]
+            text, line = module.text(node), getattr(node, "lineno", None)  # a spread dict's key has no line
+            where = f"{opt}={text}" + (f" (line {line})" if line else "")
+            launch.uses.append(Use(-1, facts.name, opt, opt, Resolved(
+                "option", text, f"{where}: a launch option the search leaves as written", None,
+                getattr(node, "value", None))))
     for opt, default in (("num_warps", DEFAULT_WARPS), ("num_stages", DEFAULT_STAGES)):
         if opt in options:
             r = _resolve_arg(module, opt, options[opt], launch.scope)

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, TRITON_FUNCTIONS,
-    UNKNOWN, Dotted, EnumClass, EnumMember, TensorValue, device_query, last_part, literal_int, runtime_value, same_key)
+    UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, TensorValue, device_query, last_part, literal_int, runtime_value, same_key)
 from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, walk_local
 
 
@@ -64,6 +64,7 @@ class Replay:
         self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         self.enums = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)
                       and any(last_part(b).endswith("Enum") for b in n.bases)}
+        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in self.enums}
         self.captured = captured  # function name -> its locals at the launch
         self.edits = edits or {}
         self.reads: list[ast.Constant] = []
@@ -113,6 +114,8 @@ class Replay:
         for s in body:
             if stop_line is not None and s.lineno >= stop_line and not _contains_line(s, stop_line):
                 return False
+            if not hasattr(s, "body"):  # `f((BLOCK := ...))`, the launch's line included
+                self._walrus(s, frame, control)
             if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None:
                 targets = s.targets if isinstance(s, ast.Assign) else [s.target]
                 for t in targets:
@@ -203,8 +206,20 @@ class Replay:
         else:
             self._forget_target(target, frame)
 
+    def _walrus(self, stmt: ast.stmt, frame: Frame, control: tuple[ast.Constant, ...]) -> None:
+        """Bind the names a simple statement's `:=` expressions set, outside lambdas."""
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                self._bind(node.target, node.value, frame, control)
+            if not isinstance(node, ast.Lambda):
+                stack.extend(ast.iter_child_nodes(node))
+
     def _forget(self, stmt: ast.stmt, frame: Frame) -> None:
-        for n in ast.walk(stmt):
+        # A def or class binds its name only: the names its body sets are not this frame's.
+        inside = () if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ast.walk(stmt)
+        for n in inside:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 frame.values[n.id] = frame.captured.get(n.id, UNKNOWN)
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
@@ -250,6 +265,8 @@ class Replay:
             return _Helper(self.functions[name])
         if name in self.enums:
             return EnumClass(self.enums[name])
+        if name in self.classes:
+            return ClassValue(self.classes[name])
         return UNKNOWN
 
     def _bound_once(self, fn: ast.FunctionDef | ast.Lambda | None, name: str) -> bool:
@@ -303,6 +320,8 @@ class Replay:
             return self._subscript(node, frame)
         if isinstance(node, ast.Call):
             return self._call(node, frame)
+        if isinstance(node, ast.NamedExpr):
+            return self.eval(node.value, frame)  # its name is bound by the statement (`_walrus`)
         if isinstance(node, ast.Lambda):
             return _Helper(node, frame)
         return UNKNOWN
@@ -326,11 +345,15 @@ class Replay:
             return Dotted(dotted)
         if isinstance(base, TensorValue):
             return base.attr(node.attr)
+        if isinstance(base, _LazyDict) and base.namespace:
+            return base.get(node.attr)
         if isinstance(base, EnumClass):  # `Tile.LARGE`: an IntEnum's member is its value
             member = base.member(node.attr)
             if member is None:
                 return UNKNOWN
             return self.eval(member, self.module_frame()) if base.is_int else EnumMember(base.node.name, node.attr, member)
+        if isinstance(base, ClassValue):
+            return self._class_attribute(base, node.attr)
         if isinstance(base, EnumMember) and node.attr == "value":
             return self.eval(base.value, self.module_frame())
         if base == "torch.cuda":  # torch.cuda.is_available and the like (see DEVICE_QUERIES)
@@ -338,6 +361,17 @@ class Replay:
         if isinstance(base, str) and node.attr == "itemsize":
             return ELEMENT_SIZE.get(base.removeprefix("torch."), UNKNOWN)
         return UNKNOWN
+
+    def _class_attribute(self, cls: ClassValue, attr: str) -> Any:
+        """`Cls.X` or `cls.X`: a literal of the class body, or a method replay can call."""
+        value = cls.attribute(attr)
+        if value is not None:
+            return self.eval(value, self.module_frame())
+        method = cls.method(attr)
+        if method is None:
+            return UNKNOWN
+        fn, binding = method
+        return _Helper(fn, bound=(cls,) if binding == "class" else ())
 
     def _apply(self, op: Callable[[Any, Any], Any] | None, a: Any, b: Any) -> Any:
         if op is None or a is UNKNOWN or b is UNKNOWN:
@@ -400,6 +434,11 @@ class Replay:
         target = self.eval(func, frame)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return UNKNOWN
+        made = last_part(func)
+        if target is UNKNOWN and not node.args and (made == "SimpleNamespace" or made == "dict" and isinstance(
+                func, ast.Name)):  # `dict(BLOCK=256, num_warps=4)`: a dict display by another name
+            return _LazyDict(self, ast.Dict([ast.Constant(k.arg) for k in node.keywords],
+                                            [k.value for k in node.keywords]), frame, made == "SimpleNamespace")
         args = [self.eval(a, frame) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
         if isinstance(target, _Helper):
@@ -434,8 +473,9 @@ class _LazyDict:
     """A dict literal whose values are evaluated only when looked up, so that a lookup reads
     the literals of the entry it selects and no others."""
 
-    def __init__(self, replay: Replay, node: ast.Dict, frame: Frame) -> None:
+    def __init__(self, replay: Replay, node: ast.Dict, frame: Frame, namespace: bool = False) -> None:
         self.replay, self.node, self.frame = replay, node, frame
+        self.namespace = namespace  # a `types.SimpleNamespace(...)`, read by attribute
 
     def get(self, key: Any) -> Any:
         for k, v in zip(self.node.keys, self.node.values):
@@ -450,10 +490,12 @@ class _LazyDict:
 class _Helper:
     """A plain function of the file (or a lambda) that replayed code calls."""
 
-    def __init__(self, fn: ast.FunctionDef | ast.Lambda, closure: Frame | None = None) -> None:
+    def __init__(self, fn: ast.FunctionDef | ast.Lambda, closure: Frame | None = None, bound: tuple = ()) -> None:
         self.fn, self.closure = fn, closure
+        self.bound = bound  # leading arguments already given: a class method's class
 
     def call(self, replay: Replay, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        args = [*self.bound, *args]
         names = [p.arg for p in params_of(self.fn)]
         bound = dict(zip(names, args))
         bound.update(kwargs)

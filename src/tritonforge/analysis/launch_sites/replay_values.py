@@ -5,6 +5,7 @@ enums and dotted names. Anything else is `UNKNOWN`, never a guess (see `replay`)
 from __future__ import annotations
 
 import ast
+import bisect
 import math
 import operator
 from dataclasses import dataclass, field
@@ -109,6 +110,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len, "bool": bool,
     "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
     "math.prod": math.prod, "math.gcd": math.gcd,
+    "bisect.bisect_left": bisect.bisect_left, "bisect.bisect_right": bisect.bisect_right, "bisect.bisect": bisect.bisect,
 }
 INT_METHODS = ("bit_length", "bit_count")
 # Asked of this process, which sees the GPU the candidates run on (or none, as the interpreter's
@@ -123,8 +125,10 @@ def device_query(name: str) -> Any:
         return getattr(torch.cuda, name.rsplit(".", 1)[1])()
     except (RuntimeError, AssertionError, AttributeError):  # no CUDA here
         return UNKNOWN
+
+
 TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
-MODULES = ("triton", "tl", "torch", "math", "triton.language")
+MODULES = ("triton", "tl", "torch", "math", "triton.language", "bisect")
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
     ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
@@ -154,6 +158,28 @@ class EnumClass:
         values = [n.value for n in self.node.body if isinstance(n, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
         return values[0] if len(values) == 1 else None
+
+
+@dataclass
+class ClassValue:
+    """A plain class of the file: its attributes are the literals of its body, its static and
+    class methods helpers replay can call (`ReluSq.config(n)`, `cls.BLOCK_SMALL`)."""
+
+    node: ast.ClassDef
+
+    def attribute(self, name: str) -> ast.expr | None:
+        values = [n.value for n in self.node.body if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+                  and any(isinstance(t, ast.Name) and t.id == name
+                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+        return values[0] if len(values) == 1 else None
+
+    def method(self, name: str) -> tuple[ast.FunctionDef, str] | None:
+        """The method and how it binds: "static", "class" or "plain" (called on the class)."""
+        fn = next((n for n in self.node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if fn is None:
+            return None
+        marks = {last_part(d) for d in fn.decorator_list}
+        return fn, "static" if "staticmethod" in marks else "class" if "classmethod" in marks else "plain"
 
 
 @dataclass(frozen=True)

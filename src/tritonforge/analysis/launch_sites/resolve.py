@@ -49,7 +49,7 @@ class Made:
 
 @dataclass
 class Resolved:
-    kind: str  # "literal" | "derived" | "unknown"
+    kind: str  # "literal" | "derived" | "unknown" | "replayed" | "option" (num_ctas, maxnreg: not moved) | ...
     text: str  # the expression, as written
     where: str  # how we got there, for reports
     node: ast.expr | None = None  # the literal to rewrite

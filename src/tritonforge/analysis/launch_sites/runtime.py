@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tritonforge.analysis.launch_sites.replay import Frame, Replay
-from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, literal_int, runtime_value
+from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, Dotted, literal_int, runtime_value
 
 # Values tried for a literal when solving: powers of two cover block sizes, warps, stages,
 # thresholds and caps alike.
@@ -108,7 +108,8 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
         if got is UNKNOWN or launch is None:
             return {}, f"not computable from this file and the captured values ({case})"
         if verify and edits is None and param in launch.values and launch.values[param] != got:
-            return {}, f"replaying the source gives {got}, the launch received {launch.values[param]} ({case})"
+            shown = got.name if isinstance(got, Dotted) else got  # `tl.float32`, as written
+            return {}, f"replaying the source gives {shown}, the launch received {launch.values[param]} ({case})"
         out[case] = got
     if edits is None:
         knobs = dict.fromkeys(c for reads in by_case.values() for c in reads)  # ast nodes hash by identity

@@ -94,7 +94,11 @@ class SearchSpace:
                 if t.id in changes and changes[t.id] != t.current:
                     fixed[id(node)] = changes[t.id] + loc.delta
         targets = {tid: v for tid, v in changes.items() if tid in replayed}
-        edits = solve(module.tree, self.runtime, replayed, targets, fixed, frozenset(locked))
+        # A fixed value that reads a literal this move edits follows it (`BLOCK2 = next_power_of_2(
+        # cdiv(n, BLOCK))` as BLOCK moves): it is not held. A free one is: it has moves of its own.
+        held = {tid: v for tid, v in replayed.items()
+                if self.by_id[tid].free or not {id(k) for k in v.knobs} & fixed.keys()}
+        edits = solve(module.tree, self.runtime, held, targets, fixed, frozenset(locked))
         nodes = {id(n): n for n in ast.walk(module.tree) if isinstance(n, ast.Constant)}
         return [(span_of(nodes[k]), self._literal_text(nodes[k], v)) for k, v in edits.items() if k not in fixed]
 

@@ -57,7 +57,22 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
             _replay_grid(module, launch, occurrence, runtime, verify)
     groups, spans = _group_uses(module, launches, uses)
     tunable_of = _make_tunables(launches, uses, groups, spans)
+    _mark_followers(list({t.id: t for t in tunable_of.values()}.values()))
     return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
+
+
+def _mark_followers(tunables: list[Tunable]) -> None:
+    """A computed value whose every literal is another tunable's (`BLOCK2 =
+    next_power_of_2(cdiv(n, BLOCK))` beside `BLOCK = 1024`) follows that tunable: it is not
+    moved on its own, and a move of the other may change it (`SearchSpace.literal_edits`)."""
+    owner = {loc.key: t.id for t in tunables if t.free for loc in t.locations if loc.insert is None}
+    for t in tunables:
+        if t.replayed is None or not t.free:
+            continue
+        keys = [span_of(k).key for k in t.replayed.knobs]
+        if keys and all(owner.get(k) not in (None, t.id) for k in keys):
+            t.free, t.locations, t.legal = False, (), ()
+            t.why = f"computed from {', '.join(dict.fromkeys(owner[k] for k in keys))}: not moved on its own, it follows"
 
 
 def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runtime: Runtime,
