@@ -150,7 +150,9 @@ def profile(problem_path: Path, candidate: Path | None, options: ProfileOptions)
     with Session(Path(problem_path), session_options) as s:
         problem, env, ceilings = s.problem, s.environment(), s.ceilings
         verdict = s.evaluator.evaluate(candidate)
-        gpu_cases = problem.cases
+        # Launches and the roofline at the sizes that matter on the GPU (compiled offline here),
+        # unless `--shapes test` asks for the small ones the verdict also ran on.
+        gpu_cases = problem.test_cases if options.evaluation.shapes == "test" else problem.cases
         work = case_work(problem, gpu_cases, candidate, ceilings)
         if dev == "cuda":  # the kernels actually launched replace the offline compiles
             for cw, case in zip(work, gpu_cases):
