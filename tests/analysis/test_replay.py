@@ -491,3 +491,14 @@ def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_met
     out = apply_assignment(space, {tid: target})
     assert changed_lines(path.read_text(), out) == [line]
     assert received(write(tmp_path, name, out))[tid.split(".")[1]] == target
+
+
+def test_values_read_from_a_data_file_say_which_file_and_what_ran():
+    # Probe round 9 (vLLM's tuned-config JSON style): not moved, as a data file is not the
+    # problem file's text; the reason names the file and the values each case received.
+    path = STYLES / "json_config.py"
+    space, _ = captured_space(path)
+    block = space.get("_row_sumsq_kernel.BLOCK_N")
+    assert not block.free and block.current == 128
+    assert "read at run time from json_config_tuned.json" in block.why
+    assert block.why.endswith("as run: 64 on m=8, n=300, 128 on m=4, n=900")

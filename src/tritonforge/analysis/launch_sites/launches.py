@@ -207,7 +207,9 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
     for kw in call.keywords:
         if kw.arg is None:  # **meta: each key the dict is known to have, as `meta["KEY"]`
             keys = spread_keys(module, kw.value, scope)
-            opaque = opaque or ("" if keys else f"**{module.text(kw.value)}")
+            if not keys and not opaque:
+                data = data_file(module, kw.value, scope)
+                opaque = f"**{module.text(kw.value)}" + (f", read at run time from {data}" if data else "")
             for key in keys:
                 item = ast.Subscript(kw.value, ast.Constant(key), ast.Load())  # no position: text is unparsed
                 (bound if key in facts.params else options).setdefault(key, item)
@@ -270,6 +272,32 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
         else:
             r = Resolved("insert", str(default), f"not passed: Triton's default {default}", None, default)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, _insertion_point(launch.call, opt)))
+
+
+_READS = ("open", "load", "loads", "safe_load", "read_text", "read_bytes")  # json.load, Path.read_text, ...
+_DATA = (".json", ".yaml", ".yml", ".toml", ".csv", ".txt", ".pt")
+
+
+def data_file(module: SourceModule, expr: ast.expr, scope: Scope) -> str | None:
+    """Where a value the file does not write comes from, when the helpers that make it read a
+    file (a tuned-config JSON beside the module): the file's name as written, or "a file"."""
+    fns: list[ast.FunctionDef] = []
+    todo: list[ast.expr] = [expr]
+    while todo and len(fns) < 8:
+        node = todo.pop()
+        if isinstance(node, ast.Name):
+            bind, _, _ = module.definition(node.id, scope)
+            todo += [bind.value] if bind is not None and bind.value is not None else []
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+            fn = module.functions.get(call.func.id)
+            if fn is not None and fn not in fns and call.func.id not in module.kernels:
+                fns.append(fn)
+                todo += [n for n in walk_local(fn) if isinstance(n, ast.Call)]
+    if not any(last_name(n.func) in _READS for fn in fns for n in walk_local(fn) if isinstance(n, ast.Call)):
+        return None
+    names = [n.value for fn in fns for n in walk_local(fn) if isinstance(n, ast.Constant)
+             and isinstance(n.value, str) and n.value.lower().endswith(_DATA)]
+    return names[0] if names else "a file"
 
 
 def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int = 0) -> list[str]:

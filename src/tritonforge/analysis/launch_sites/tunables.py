@@ -50,6 +50,8 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
                     _configs_at_run_time(module, launch, u, occurrence, runtime)
             elif runtime is not None:
                 _replay(module, launch, u, occurrence, runtime, verify)
+                if u.replayed is None:
+                    _as_run(u, occurrence, runtime)
             uses.append(u)
             if u.replayed is not None and runtime is not None:
                 uses += _branches(u, runtime)
@@ -91,6 +93,20 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
     u.resolved = Resolved("replayed", u.resolved.text, f"{origin}, computed at run time; it reads {literals}",
                           None, rv.per_case.get(runtime.dominant))
+
+
+def _as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
+    """A value the file does not give: what each case's launch received, so the report shows
+    the value that ran (not moved all the same)."""
+    if u.resolved.value is not None or u.kind not in ("constexpr", "num_warps", "num_stages"):
+        return
+    seen = {case: launch.values.get(u.param) for case in runtime.cases
+            if (launch := runtime.launch(case, u.kernel, occurrence)) is not None}
+    if seen.get(runtime.dominant) is None:
+        return
+    u.resolved.value = seen[runtime.dominant]
+    if len(set(map(repr, seen.values()))) > 1:
+        u.resolved.where += "; as run: " + ", ".join(f"{v} on {case}" for case, v in seen.items())
 
 
 def _branches(u: Use, runtime: Runtime) -> list[Use]:
