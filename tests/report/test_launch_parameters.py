@@ -56,6 +56,16 @@ def test_a_free_value_with_a_move_proposed_is_not_listed_as_not_moved():
     assert p["BLOCK"]["why_not_moved"] == "no move of it was considered in the last round"
 
 
+def test_a_value_says_why_its_own_moves_were_ruled_out_before_a_joint_moves_reason():
+    def pruned(description: str, reason: str) -> dict:
+        return {"order": 0, "description": description, "kind": "step", "ring": 1, "score": 0.0,
+                "status": "pruned", "reason": reason}
+    few = "0.12 elements per thread (< 0.25): idle or duplicated threads"
+    moves = [pruned("num_warps 4->8", few), pruned("num_warps 4->8, num_stages 3->4", "no loop: nothing to pipeline")]
+    section = _section("plain_add.py", "scale_add", moves)
+    assert _params(section)["num_warps"]["why_not_moved"] == f"every move was ruled out: {few}"
+
+
 def test_report_table_and_console_list():
     section = _section("unmovable_env.py", "scale")
     table = "\n".join(markdown_table(section))
@@ -108,4 +118,5 @@ def test_a_computed_value_moves_once_captured_and_the_callers_value_says_why_not
     p = _params(s["launch_parameters"])
     assert p["num_warps"]["free"] is True and "computed at run time" in p["num_warps"]["from"]
     assert p["BLOCK"]["free"] is False and "argument 'block' of the entry" in p["BLOCK"]["why_not_moved"]
-    assert "| BLOCK | set at run time | no | argument 'block' of the entry" in outcome.files["report"].read_text()
+    # The value the launch received (the caller's, not the file's): shown, not moved.
+    assert "| BLOCK | 64 | no | argument 'block' of the entry" in outcome.files["report"].read_text()

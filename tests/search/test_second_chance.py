@@ -43,6 +43,8 @@ def test_a_correct_rewrite_that_is_slower_gets_launch_moves_of_its_own(tmp_path)
     assert 1 <= len(moves) <= 2
     assert all(m.origin == "launch_params" and m.parent == collapsed.key for m in moves)
     assert all("tl.atomic_add" in m.source for m in moves)  # moves of the rewrite, not of the best
+    # Their lines say so: the same move on the best would be described alike.
+    assert all(m.description.endswith(f"(on recipe collapse_two_stage {collapsed.key[:8]})") for m in moves)
     assert [e["data"]["rewrite"] for e in search.store.events("second_chance")] == [collapsed.key]
 
 

@@ -46,7 +46,10 @@ def _all_pruned(moves: list[dict[str, Any]], labels: set[str]) -> str | None:
         return None
     if not mine:
         return "no move of it was considered in the last round"
-    reasons = list(dict.fromkeys(m["reason"] for m in mine))
+    # Why its own moves were ruled out, before those of moves it was part of (whose reason may
+    # be another value's: num_stages in a loop-less kernel).
+    alone = [m for m in mine if _moved_labels(m["description"]) <= labels] or mine
+    reasons = list(dict.fromkeys(m["reason"] for m in alone))
     return "every move was ruled out: " + "; ".join(reasons)
 
 

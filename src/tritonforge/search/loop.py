@@ -319,6 +319,9 @@ class Search:
             for c in strategy.propose(alt, room - len(out)):
                 if c.key not in seen and self.store.evaluation(c.key) is None:
                     seen.add(c.key)
+                    # Said in its line: the same move on the best would read the same.
+                    head = chance.candidate.description.split(":")[0] or chance.candidate.origin
+                    c.description = f"{c.description} (on {head} {chance.candidate.key[:8]})"
                     out.append(c)
         if out:
             self.store.log_event("second_chance", {"round": state.round, "rewrite": chance.candidate.key,
