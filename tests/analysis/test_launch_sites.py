@@ -641,3 +641,11 @@ def test_launch_options_the_search_leaves_alone_are_listed_with_where_they_are_w
     assert not ctas.free and ctas.current == 1 and ctas.why == "num_ctas=1 (line 23): a launch option the search leaves as written"
     assert not regs.free and regs.current == 128 and regs.why.startswith("maxnreg=128 (line 23)")
     assert space.get("softplus_kernel.BLOCK").free
+
+
+def test_a_kernel_launched_through_run_is_named_with_the_form_it_takes():
+    source = (FIXTURES / "problems" / "styles" / "run_api.py").read_text()
+    space = SearchSpace.from_source(source, "sigmoid_gate")
+    assert space.sites == [] and space.unreached(["_gate_kernel"]) == {
+        "_gate_kernel": "launched as _gate_kernel.run(...), a form launch analysis does not read "
+                        "(`_gate_kernel[grid](...)` it does)"}

@@ -316,7 +316,7 @@ def test_a_parameter_its_launcher_falls_back_from_is_moved_at_the_fallback(tmp_p
     # Where the caller passes the value, the fallback is not taken and its literal not moved.
     passed = source.replace("_launch(x, out)", "_launch(x, out, block=64)")
     space, _ = captured_space(write(tmp_path, "optional_block.py", passed))
-    assert not space.get("exp_kernel.BLOCK").free and "reads no integer literal" in space.get("exp_kernel.BLOCK").why
+    assert not space.get("exp_kernel.BLOCK").free and "no integer literal decides it" in space.get("exp_kernel.BLOCK").why
 
 
 def test_a_case_that_takes_another_branch_gets_its_own_value_to_move(tmp_path):
@@ -482,9 +482,12 @@ def triton_pow2(n: int) -> int:
      "_axpy_kernel[(triton.cdiv(n, (BLOCK := min(triton.next_power_of_2(n), 2048))),)]("),
     ("bisect_block.py", "_silu_kernel.BLOCK", 1024, "_BLOCKS = [128, 1024, 1024, 2048]"),
     ("launcher_classmethod.py", "relu_sq_kernel.BLOCK", 2048, "BLOCK_LARGE = 2048"),  # cls.BLOCK_LARGE
+    ("dict_item_assign.py", "_l2norm_kernel.BLOCK", 256, '_CFG["large"] = (256, 8)'),  # filled at import
+    ("tuple_spread.py", "_clamp_kernel.BLOCK", 1024, "cfg = (1024,)"),  # `*cfg` into the launch
+    ("dataclass_property.py", "_gelu_kernel.BLOCK", 512, "CFG = LaunchConfig(vec=8, num_warps=2)"),  # @property
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
-    # Probe rounds 9 and 10: each was listed as "set at run time" or refused every move.
+    # Probe rounds 9 to 11: each was listed as "set at run time" or refused every move.
     path = STYLES / name
     space, _ = captured_space(path)
     assert space.get(tid).free

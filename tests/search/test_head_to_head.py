@@ -16,6 +16,7 @@ from tritonforge.evaluate.evaluator import EvalOptions
 from tritonforge.executors.local import LocalExecutor
 from tritonforge.report.progress import SearchProgress
 from tritonforge.report.run_files import report_markdown, summary
+from tritonforge.search.executor import Judgement
 from tritonforge.search.loop import Search, SearchConfig, _outcome
 from tritonforge.store.run_dir import create_store
 from tritonforge.strategies.base import SearchState
@@ -61,3 +62,25 @@ def test_a_candidate_slower_than_the_best_head_to_head_is_kept_out_and_says_so(t
                 stop_reason="budget", wall_s=1.0, statuses=Counter(correct=2), run_dir=tmp_path)
     row = _outcome(slower, {"status": "correct", "speedup": 9.5, "verdict": v.to_json()}, event["lost"])
     assert f"| correct ({lost}) | 9.500x |" in report_markdown(s, [row])
+
+
+def test_a_candidate_a_little_faster_than_the_best_says_why_it_was_not_taken(tmp_path):
+    # Probe round 11: 3.214x was passed over for a best of 3.164x with no word on why.
+    source = PLAIN.read_text()
+    store = create_store(tmp_path, PLAIN, source, "add", {})
+    try:
+        search = Search(executor=None, store=store, strategies=[], config=SearchConfig(), workdir=tmp_path,
+                        baseline_source=source)
+        best = Candidate(source.replace("BLOCK = 16", "BLOCK = 256"), "launch_params")
+        state = SearchState(problem_path=str(PLAIN), entry="add", baseline_source=source, best=best,
+                            best_speedup=3.164, history=[], device="cpu")
+        near = Candidate(source.replace("BLOCK = 16", "BLOCK = 128"), "launch_params")
+        t = Timing(1.0, 0.9, 1.1, 5)
+        verdict = Verdict("near.py", Status.CORRECT, [CaseVerdict("n=7936", Status.CORRECT, baseline=t, candidate=t,
+                                                                  speedup=Speedup(3.214, 3.1, 3.3))])
+        store.add_candidates([near], 1)
+        assert search._accept(state, Judgement(near, verdict, 0.0, 0.0)) is False
+    finally:
+        store.close()
+    assert state.best is best
+    assert state.history[-1].message == "within 2% of the best (3.164x): not taken"

@@ -52,6 +52,9 @@ STYLES = FIXTURES / "problems" / "styles"
     ("bisect_block.py", "_BLOCKS = ["),  # a threshold table looked up with bisect
     ("chained_blocks.py", "BLOCK = "),  # a second block computed from the first follows it
     ("launcher_classmethod.py", "class ReluSq:"),  # a classmethod reading class attributes
+    ("dict_item_assign.py", "_CFG["),  # a table filled by item assignment at import
+    ("tuple_spread.py", "cfg = ("),  # a tuple spread positionally into the launch
+    ("dataclass_property.py", "CFG = LaunchConfig("),  # a @property of a dataclass config
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -391,6 +391,8 @@ class Search:
         better = faster and up is not None and up > state.best_speedup * (1 + self.config.min_gain)
         better = better and not any(cv.speedup and cv.speedup.regresses for cv in verdict.cases)
         lost = ""
+        if faster and up is not None and state.best_speedup < up <= state.best_speedup * (1 + self.config.min_gain):
+            lost = f"within {self.config.min_gain:.0%} of the best ({state.best_speedup:.3f}x): not taken"
         if better and state.best.origin != BASELINE:
             lost = self._confirm(c, self.path_of(c), state, [cv.case for cv in verdict.cases])
             better = not lost

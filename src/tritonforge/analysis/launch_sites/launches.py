@@ -198,9 +198,7 @@ def _method(module: SourceModule, made: Made | str, names: tuple[str, ...]) -> _
 def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFacts) -> Launch:
     grid = call.func.slice  # type: ignore[attr-defined]
     bound: dict[str, ast.expr] = {}
-    for name, arg in zip(facts.params, call.args):
-        if isinstance(arg, ast.Starred):
-            break
+    for name, arg in zip(facts.params, _positional(module, call, scope)):
         bound[name] = arg
     options: dict[str, ast.expr] = {}
     opaque = ""  # a dict spread into the launch whose keys the file does not say
@@ -220,6 +218,24 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
     launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid)
     _add_uses(module, launch, bound, options, opaque)
     return launch
+
+
+def _positional(module: SourceModule, call: ast.Call, scope: Scope) -> list[ast.expr]:
+    """A launch's positional arguments, a `*cfg` spread of a tuple the file writes (`cfg =
+    (256,)`) read item by item; they end at a spread of anything else."""
+    out: list[ast.expr] = []
+    for arg in call.args:
+        if not isinstance(arg, ast.Starred):
+            out.append(arg)
+            continue
+        items = arg.value
+        if isinstance(items, ast.Name):
+            bind, _, _ = module.definition(items.id, scope)
+            items = bind.value if bind is not None and bind.exact and bind.value is not None else items
+        if not isinstance(items, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in items.elts):
+            break
+        out += items.elts
+    return out
 
 
 def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], options: dict[str, ast.expr],

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, TRITON_FUNCTIONS,
-    UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, TensorValue, device_query, last_part, literal_int, runtime_value, same_key)
+    UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Record, TensorValue, device_query, last_part, literal_int, runtime_value, same_key)
 from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, walk_local
 
 
@@ -203,6 +203,9 @@ class Replay:
                     frame.values[t.id] = _Thunk(v, env, control, i)
                 else:
                     self._forget_target(t, frame)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and part is None \
+                and isinstance(table := self.force(frame.values.get(target.value.id)), _LazyDict):
+            frame.values[target.value.id] = table.with_item(target.slice, value, _copy(frame))
         else:
             self._forget_target(target, frame)
 
@@ -354,6 +357,15 @@ class Replay:
             return self.eval(member, self.module_frame()) if base.is_int else EnumMember(base.node.name, node.attr, member)
         if isinstance(base, ClassValue):
             return self._class_attribute(base, node.attr)
+        if isinstance(base, Record):
+            if node.attr in base.fields:
+                expr, where = base.fields[node.attr]
+                return self.eval(expr, where)
+            method = base.cls.method(node.attr)  # `cfg.block`, a property of the fields
+            if method is None or method[1] not in ("property", "plain"):
+                return UNKNOWN
+            helper = _Helper(method[0], bound=(base,))
+            return helper.call(self, [], {}) if method[1] == "property" else helper
         if isinstance(base, EnumMember) and node.attr == "value":
             return self.eval(base.value, self.module_frame())
         if base == "torch.cuda":  # torch.cuda.is_available and the like (see DEVICE_QUERIES)
@@ -361,6 +373,21 @@ class Replay:
         if isinstance(base, str) and node.attr == "itemsize":
             return ELEMENT_SIZE.get(base.removeprefix("torch."), UNKNOWN)
         return UNKNOWN
+
+    def _record(self, cls: ClassValue, call: ast.Call, frame: Frame) -> Any:
+        """`LaunchConfig(vec=2, num_warps=2)`: each field's expression, given or defaulted."""
+        fields = cls.fields() or []
+        names = [name for name, _ in fields]
+        given: dict[str, tuple[ast.expr, Any]] = dict(zip(names, ((a, frame) for a in call.args)))
+        given.update({k.arg: (k.value, frame) for k in call.keywords if k.arg})
+        if len(call.args) > len(names) or set(given) - set(names):
+            return UNKNOWN
+        for name, default in fields:
+            if name not in given:
+                if default is None:
+                    return UNKNOWN
+                given[name] = (default, self.module_frame())
+        return Record(cls, given)
 
     def _class_attribute(self, cls: ClassValue, attr: str) -> Any:
         """`Cls.X` or `cls.X`: a literal of the class body, or a method replay can call."""
@@ -434,6 +461,8 @@ class Replay:
         target = self.eval(func, frame)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return UNKNOWN
+        if isinstance(target, ClassValue) and target.fields() is not None:
+            return self._record(target, node, frame)
         made = last_part(func)
         if target is UNKNOWN and not node.args and (made == "SimpleNamespace" or made == "dict" and isinstance(
                 func, ast.Name)):  # `dict(BLOCK=256, num_warps=4)`: a dict display by another name
@@ -474,16 +503,23 @@ class _LazyDict:
     the literals of the entry it selects and no others."""
 
     def __init__(self, replay: Replay, node: ast.Dict, frame: Frame, namespace: bool = False) -> None:
-        self.replay, self.node, self.frame = replay, node, frame
+        self.replay = replay
+        self.entries = [(k, v, frame) for k, v in zip(node.keys, node.values)]  # each read in its frame
         self.namespace = namespace  # a `types.SimpleNamespace(...)`, read by attribute
 
+    def with_item(self, key: ast.expr, value: ast.expr, frame: Frame) -> "_LazyDict":
+        """The dict after `d[key] = value` (a table filled at import time)."""
+        out = _LazyDict(self.replay, ast.Dict([], []), frame, self.namespace)
+        out.entries = [*self.entries, (key, value, frame)]
+        return out
+
     def get(self, key: Any) -> Any:
-        for k, v in zip(self.node.keys, self.node.values):
+        for k, v, frame in reversed(self.entries):  # the last write of a key wins
             if k is None:
                 return UNKNOWN  # **spread: the keys are not all written here
-            written = self.replay.eval(k, self.frame)
+            written = self.replay.eval(k, frame)
             if written is not UNKNOWN and same_key(written, key):
-                return self.replay.eval(v, self.frame)
+                return self.replay.eval(v, frame)
         return UNKNOWN
 
 

@@ -174,12 +174,37 @@ class ClassValue:
         return values[0] if len(values) == 1 else None
 
     def method(self, name: str) -> tuple[ast.FunctionDef, str] | None:
-        """The method and how it binds: "static", "class" or "plain" (called on the class)."""
+        """The method and how it binds: "static", "class", "property" or "plain"."""
         fn = next((n for n in self.node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
         if fn is None:
             return None
         marks = {last_part(d) for d in fn.decorator_list}
-        return fn, "static" if "staticmethod" in marks else "class" if "classmethod" in marks else "plain"
+        return fn, "static" if "staticmethod" in marks else "class" if "classmethod" in marks else \
+            "property" if marks & {"property", "cached_property"} else "plain"
+
+    def fields(self) -> list[tuple[str, ast.expr | None]] | None:
+        """A `@dataclass` or `NamedTuple` class's fields in order, with their defaults; None for
+        any other class (whose `__init__` replay does not follow)."""
+        marks = {last_part(d.func if isinstance(d, ast.Call) else d) for d in self.node.decorator_list}
+        if "dataclass" not in marks and not any(last_part(b) == "NamedTuple" for b in self.node.bases):
+            return None
+        out = []
+        for n in self.node.body:
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+                value = n.value
+                if isinstance(value, ast.Call) and last_part(value.func) == "field":  # field(default=...)
+                    value = next((k.value for k in value.keywords if k.arg == "default"), None)
+                out.append((n.target.id, value))
+        return out
+
+
+@dataclass
+class Record:
+    """An instance of a record class of the file (`CFG = LaunchConfig(vec=2, num_warps=2)`):
+    each field's expression and where it is read, evaluated only when the field is."""
+
+    cls: ClassValue
+    fields: dict[str, tuple[ast.expr, Any]]  # name -> (expression, the frame it is read in)
 
 
 @dataclass(frozen=True)

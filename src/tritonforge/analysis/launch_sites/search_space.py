@@ -65,6 +65,9 @@ class SearchSpace:
                                "analysed" if times > 1 else
                                f"defined inside {fn}(), which does not return it as the one kernel it makes: "
                                "it is not analysed")
+            elif kernel in _run_calls(tree):
+                out[kernel] = (f"launched as {_run_calls(tree)[kernel]}(...), a form launch analysis does not read "
+                               f"(`{kernel}[grid](...)` it does)")
             else:
                 out[kernel] = "launched at run time, but no launch of it was traced from the entry"
         return out
@@ -160,6 +163,14 @@ def _imported_names(tree: ast.Module) -> dict[str, str]:
     """Names the file imports with `from M import name`, and M."""
     return {(a.asname or a.name): "." * node.level + (node.module or "") for node in tree.body
             if isinstance(node, ast.ImportFrom) for a in node.names}
+
+
+def _run_calls(tree: ast.Module) -> dict[str, str]:
+    """Kernels launched through Triton's lower-level calls (`k.run(..., grid=grid)`,
+    `k.__getitem__(grid)(...)`), and the call as written."""
+    return {n.func.value.id: f"{n.func.value.id}.{n.func.attr}" for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+            and n.func.attr in ("run", "__getitem__")}
 
 
 def _made_by(tree: ast.Module) -> dict[str, tuple[str, int]]:

@@ -50,7 +50,7 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
                     _configs_at_run_time(module, launch, u, occurrence, runtime)
             elif runtime is not None:
                 _replay(module, launch, u, occurrence, runtime, verify)
-                if u.replayed is None:
+                if u.replayed is None and verify:  # what ran is this file's only if captured from it
                     _as_run(u, occurrence, runtime)
             uses.append(u)
             if u.replayed is not None and runtime is not None:
@@ -86,7 +86,7 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
                        heuristic=u.resolved.kind == "heuristic", defaulted=_defaulted(launch))
     _, note = replay_value(module.tree, runtime, rv, u.param, verify=verify)
     if note or not rv.knobs:
-        u.resolved.where += f"; {note or 'reads no integer literal'}"
+        u.resolved.where += f"; {note or 'no integer literal decides it on the cases run'}"
         return
     u.replayed = rv
     literals = ", ".join(f"{c.value} (line {c.lineno})" for c in rv.knobs)
