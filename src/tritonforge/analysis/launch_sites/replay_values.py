@@ -11,6 +11,8 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tritonforge.analysis.launch_sites.syntax import record_fields
+
 
 class _Unknown:
     def __repr__(self) -> str:
@@ -183,19 +185,9 @@ class ClassValue:
             "property" if marks & {"property", "cached_property"} else "plain"
 
     def fields(self) -> list[tuple[str, ast.expr | None]] | None:
-        """A `@dataclass` or `NamedTuple` class's fields in order, with their defaults; None for
-        any other class (whose `__init__` replay does not follow)."""
-        marks = {last_part(d.func if isinstance(d, ast.Call) else d) for d in self.node.decorator_list}
-        if "dataclass" not in marks and not any(last_part(b) == "NamedTuple" for b in self.node.bases):
-            return None
-        out = []
-        for n in self.node.body:
-            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
-                value = n.value
-                if isinstance(value, ast.Call) and last_part(value.func) == "field":  # field(default=...)
-                    value = next((k.value for k in value.keywords if k.arg == "default"), None)
-                out.append((n.target.id, value))
-        return out
+        """A record class's fields and defaults (see `syntax.record_fields`); None for any
+        other class (whose `__init__` replay does not follow)."""
+        return record_fields(self.node)
 
 
 @dataclass

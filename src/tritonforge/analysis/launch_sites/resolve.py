@@ -12,7 +12,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, is_static
 from tritonforge.analysis.launch_sites.model import ConfigSpec, KernelFacts
 from tritonforge.analysis.launch_sites.shapes import ShapeWalker
 from tritonforge.analysis.launch_sites.syntax import (Binding, bind_call, bindings, defaults_of, fold, last_name,
-                                                     params_of, walk_local)
+                                                     params_of, record_fields, walk_local)
 
 _CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override")
 
@@ -305,17 +305,7 @@ class SourceModule:
     def _read_record(self, name: str) -> list[tuple[str, ast.expr | None]] | None:
         cls = self.classes.get(name)
         if cls is not None:
-            marks = [last_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
-            if "dataclass" not in marks and not any(last_name(b) == "NamedTuple" for b in cls.bases):
-                return None
-            out = []
-            for n in cls.body:
-                if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
-                    value = n.value
-                    if isinstance(value, ast.Call) and last_name(value.func) == "field":  # field(default=...)
-                        value = next((k.value for k in value.keywords if k.arg == "default"), None)
-                    out.append((n.target.id, value))
-            return out
+            return record_fields(cls)
         binds = self.top.get(name, [])
         call = binds[0].value if len(binds) == 1 and binds[0].exact else None
         if not (isinstance(call, ast.Call) and last_name(call.func) == "namedtuple" and len(call.args) == 2):

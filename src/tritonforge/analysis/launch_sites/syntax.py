@@ -137,3 +137,19 @@ def _bind_target(target: ast.expr, value: ast.expr, out: dict[str, list[Binding]
         for n in ast.walk(target):
             if isinstance(n, ast.Name):
                 out[n.id].append(Binding(value, False))
+
+
+def record_fields(cls: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None:
+    """A `@dataclass` or `typing.NamedTuple` class's fields in order, with their defaults
+    (`field(default=...)` read through); None for any other class."""
+    marks = [last_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
+    if "dataclass" not in marks and not any(last_name(b) == "NamedTuple" for b in cls.bases):
+        return None
+    out = []
+    for n in cls.body:
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
+            value = n.value
+            if isinstance(value, ast.Call) and last_name(value.func) == "field":
+                value = next((k.value for k in value.keywords if k.arg == "default"), None)
+            out.append((n.target.id, value))
+    return out
