@@ -26,7 +26,8 @@ from typing import Any, Callable
 
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, TRITON_FUNCTIONS,
-    UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Record, TensorValue, device_query, last_part, literal_int, runtime_value, same_key)
+    UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Record, TensorValue, device_query, last_part, literal_int,
+    runtime_value, same_key)
 from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, walk_local
 
 
