@@ -485,9 +485,14 @@ def triton_pow2(n: int) -> int:
     ("dict_item_assign.py", "_l2norm_kernel.BLOCK", 256, '_CFG["large"] = (256, 8)'),  # filled at import
     ("tuple_spread.py", "_clamp_kernel.BLOCK", 1024, "cfg = (1024,)"),  # `*cfg` into the launch
     ("dataclass_property.py", "_gelu_kernel.BLOCK", 512, "CFG = LaunchConfig(vec=8, num_warps=2)"),  # @property
+    ("config_list_next.py", "exp_kernel.BLOCK", 2048,  # next(c for c in _CONFIGS if n <= c["max_n"])
+     '{"max_n": 1 << 30, "BLOCK": 2048, "num_warps": 8},'),
+    ("dataclass_asdict.py", "softmax_kernel.BLOCK", 1024, "cfg = KernelCfg(BLOCK=1024, num_warps=4)"),  # **asdict
+    ("partial_kernel_launch.py", "_leaky_kernel.BLOCK", 1024,  # functools.partial(kernel[grid], BLOCK=256)
+     "launch = functools.partial(_leaky_kernel[grid], BLOCK=1024, num_warps=4)"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
-    # Probe rounds 9 to 11: each was listed as "set at run time" or refused every move.
+    # Probe rounds 9 to 12: each was listed as "set at run time" or refused every move.
     path = STYLES / name
     space, _ = captured_space(path)
     assert space.get(tid).free

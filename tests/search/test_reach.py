@@ -55,6 +55,9 @@ STYLES = FIXTURES / "problems" / "styles"
     ("dict_item_assign.py", "_CFG["),  # a table filled by item assignment at import
     ("tuple_spread.py", "cfg = ("),  # a tuple spread positionally into the launch
     ("dataclass_property.py", "CFG = LaunchConfig("),  # a @property of a dataclass config
+    ("config_list_next.py", '"BLOCK": '),  # a list of dicts searched with next()
+    ("dataclass_asdict.py", "cfg = KernelCfg("),  # **dataclasses.asdict(cfg)
+    ("partial_kernel_launch.py", "functools.partial(_leaky_kernel[grid], "),  # a partial of the launch
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

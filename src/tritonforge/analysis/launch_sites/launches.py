@@ -49,6 +49,7 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
     assert fn is not None
     calls = sorted((n for n in walk_local(fn) if isinstance(n, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
     for call in calls:
+        call = _partial_launch(module, call, scope) or call
         f = call.func
         names = _kernels_launched(module, call, scope)
         if names:  # a table of kernels (`_KERNELS[x.dtype][grid]`) launches any of its kernels
@@ -61,6 +62,20 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
         bound = _bound(callee, call, scope)
         yield from collect_launches(module, Scope(callee.fn, bound, scope.chain + (callee.label,), callee.owner,
                                                   callee.instance))
+
+
+def _partial_launch(module: SourceModule, call: ast.Call, scope: Scope) -> ast.Call | None:
+    """`launch(x, out, n)` where `launch = functools.partial(kernel[grid], BLOCK=256)`: the
+    launch it makes, its arguments and the partial's merged, placed at the partial."""
+    if not isinstance(call.func, ast.Name):
+        return None
+    bind, _, _ = module.definition(call.func.id, scope)
+    made = bind.value if bind is not None and bind.exact else None
+    if not (isinstance(made, ast.Call) and last_name(made.func) == "partial" and made.args
+            and isinstance(made.args[0], ast.Subscript)):
+        return None
+    merged = ast.Call(made.args[0], [*made.args[1:], *call.args], [*made.keywords, *call.keywords])
+    return ast.copy_location(merged, made)
 
 
 def _kernels_launched(module: SourceModule, call: ast.Call, scope: Scope) -> list[str]:
@@ -318,13 +333,18 @@ def data_file(module: SourceModule, expr: ast.expr, scope: Scope) -> str | None:
 
 def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int = 0) -> list[str]:
     """The string keys a dict spread into a launch (`**meta`) has, where the file says: a dict
-    literal or `dict(...)` call, a name bound once to one, or a helper of this file whose every
-    `return` gives one (the keys of all its returns). [] where unknown."""
+    literal or `dict(...)` call, a record's `dataclasses.asdict(...)`, a name bound once to one,
+    or a helper of this file whose every `return` gives one (the keys of all its returns). []
+    where unknown."""
     if depth > 6:
         return []
     made = module.config_made(config_holder(expr), scope)  # `**cfg.all_kwargs()` of a triton.Config
     if made is not None:
         return config_keys(made[0], isinstance(expr, ast.Call))
+    if isinstance(expr, ast.Call) and last_name(expr.func) == "asdict" and len(expr.args) == 1:
+        record = module.instance_of(expr.args[0], scope)  # `**dataclasses.asdict(cfg)`: its fields
+        fields = module.record_fields(record.cls) if record is not None else None
+        return [name for name, _ in fields] if fields else []
     if isinstance(expr, ast.Dict):
         if any(k is None or not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in expr.keys):
             return []

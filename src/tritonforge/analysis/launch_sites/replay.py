@@ -390,6 +390,24 @@ class Replay:
                 given[name] = (default, self.module_frame())
         return Record(cls, given)
 
+    def _first(self, gen: ast.GeneratorExp, frame: Frame) -> Any:
+        """`next(elt for target in items if ...)` over a sequence the file writes: the first
+        item whose tests pass, as a loop searching a size table takes it."""
+        if len(gen.generators) != 1 or gen.generators[0].is_async or not isinstance(gen.generators[0].target, ast.Name):
+            return UNKNOWN
+        loop = gen.generators[0]
+        items = self.eval(loop.iter, frame)
+        if not isinstance(items, tuple):
+            return UNKNOWN
+        for item in items:
+            inner = Frame(frame.fn, {**frame.values, loop.target.id: item}, frame.captured)
+            tests = [self.eval(t, inner) for t in loop.ifs]
+            if any(t is UNKNOWN for t in tests):
+                return UNKNOWN
+            if all(tests):
+                return self.eval(gen.elt, inner)
+        return UNKNOWN  # StopIteration: not a launch value
+
     def _class_attribute(self, cls: ClassValue, attr: str) -> Any:
         """`Cls.X` or `cls.X`: a literal of the class body, or a method replay can call."""
         value = cls.attribute(attr)
@@ -462,9 +480,14 @@ class Replay:
         target = self.eval(func, frame)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return UNKNOWN
+        made = last_part(func)
         if isinstance(target, ClassValue) and target.fields() is not None:
             return self._record(target, node, frame)
-        made = last_part(func)
+        if made == "next" and isinstance(func, ast.Name) and target is UNKNOWN and node.args \
+                and isinstance(node.args[0], ast.GeneratorExp):  # `next(c for c in _CONFIGS if n <= c["max_n"])`
+            return self._first(node.args[0], frame)
+        if made == "asdict" and len(node.args) == 1 and isinstance(record := self.eval(node.args[0], frame), Record):
+            return _LazyDict(self, ast.Dict([], []), frame).with_fields(record)
         if target is UNKNOWN and not node.args and (made == "SimpleNamespace" or made == "dict" and isinstance(
                 func, ast.Name)):  # `dict(BLOCK=256, num_warps=4)`: a dict display by another name
             return _LazyDict(self, ast.Dict([ast.Constant(k.arg) for k in node.keywords],
@@ -507,6 +530,11 @@ class _LazyDict:
         self.replay = replay
         self.entries = [(k, v, frame) for k, v in zip(node.keys, node.values)]  # each read in its frame
         self.namespace = namespace  # a `types.SimpleNamespace(...)`, read by attribute
+
+    def with_fields(self, record: Record) -> "_LazyDict":
+        """`dataclasses.asdict(cfg)`: the record's fields, each read where it was given."""
+        self.entries = [(ast.Constant(name), expr, where) for name, (expr, where) in record.fields.items()]
+        return self
 
     def with_item(self, key: ast.expr, value: ast.expr, frame: Frame) -> "_LazyDict":
         """The dict after `d[key] = value` (a table filled at import time)."""

@@ -91,8 +91,15 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     u.replayed = rv
     literals = ", ".join(f"{c.value} (line {c.lineno})" for c in rv.knobs)
     origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
-    u.resolved = Resolved("replayed", u.resolved.text, f"{origin}, computed at run time; it reads {literals}",
-                          None, rv.per_case.get(runtime.dominant))
+    where = f"{origin}, computed at run time; it reads {literals}" + _per_case(rv.per_case)
+    u.resolved = Resolved("replayed", u.resolved.text, where, None, rv.per_case.get(runtime.dominant))
+
+
+def _per_case(values: dict[str, Any]) -> str:
+    """"; as run: 2048 on cols=1500, 1024 on cols=700" where the cases differ, else ""."""
+    if len(set(map(repr, values.values()))) < 2:
+        return ""
+    return "; as run: " + ", ".join(f"{v} on {case}" for case, v in values.items())
 
 
 def _as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
@@ -105,8 +112,7 @@ def _as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
     if seen.get(runtime.dominant) is None:
         return
     u.resolved.value = seen[runtime.dominant]
-    if len(set(map(repr, seen.values()))) > 1:
-        u.resolved.where += "; as run: " + ", ".join(f"{v} on {case}" for case, v in seen.items())
+    u.resolved.where += _per_case(seen)
 
 
 def _branches(u: Use, runtime: Runtime) -> list[Use]:
