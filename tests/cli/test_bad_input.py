@@ -208,3 +208,11 @@ def test_gpu_only_host_code_is_refused_in_the_interpreter_with_one_line_saying_s
     line = one_error_line(optimize(PROBLEMS / "styles" / "device_guarded.py", tmp_path / "run"))
     assert "needs a CUDA GPU" in line
     assert not (tmp_path / "run" / "run.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_a_case_the_entry_answers_with_torch_alone_is_named_with_the_way_out(tmp_path):
+    problem = PROBLEMS / "bad_torch_fallback_case.py"
+    line = one_error_line(optimize(problem, tmp_path / "run", "--shapes", "test"))
+    assert problem.name in line and "n=40: the entry launched no Triton kernel" in line
+    assert "leave it out of the shapes" in line

@@ -19,6 +19,7 @@ from tritonforge.strategies.launch.strategy import space_record
 from tritonforge.worker.timing import TimingConfig
 
 PROBLEMS = FIXTURES / "problems"
+STYLES = PROBLEMS / "styles"
 
 
 def _section(name: str, entry: str, moves: list[dict] | None = None) -> dict:
@@ -120,3 +121,15 @@ def test_a_computed_value_moves_once_captured_and_the_callers_value_says_why_not
     assert p["BLOCK"]["free"] is False and "argument 'block' of the entry" in p["BLOCK"]["why_not_moved"]
     # The value the launch received (the caller's, not the file's): shown, not moved.
     assert "| BLOCK | 64 | no | argument 'block' of the entry" in outcome.files["report"].read_text()
+
+
+@pytest.mark.slow
+def test_a_strategy_left_out_of_the_run_says_why_part_by_part(tmp_path):
+    # Probe round 12: with no recipe applying, the recipe strategy was dropped before round 1
+    # and its refusals were nowhere in the run.
+    outcome = optimize(STYLES / "json_config.py", _options(tmp_path / "run", budget=1))
+    s = json.loads(outcome.files["summary"].read_text())
+    why = s["not_applied"]["recipes"]
+    assert why["persistent_grid"] == "_row_sumsq_kernel: its launch passes arguments with * or **"
+    assert set(why) >= {"row_one_pass", "split_k", "hints"}
+    assert "Not run: `recipes`, which has nothing for this file (row_one_pass: " in outcome.files["report"].read_text()

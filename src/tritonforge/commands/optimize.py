@@ -76,6 +76,8 @@ def optimize(problem_path: Path, options: OptimizeOptions, observer: Observer | 
                                         {"search": options.search.to_json(), "device": options.evaluation.device,
                                          "specs": options.specs})
         stack.callback(store.close)
+        if not resumed and not strategies and options.strategies is None:
+            _record_refusals(store, chosen, source, session.problem.entry)
         try:
             return _search(session, problem_path, source, run_dir, store, options, observer, chosen)
         except ProblemError:
@@ -97,6 +99,15 @@ def _strategies(names: list[str] | None, source: str, entry: str, path: Path) ->
     if not chosen:
         raise RunError(f"{path}: no strategy applies to entry '{entry}'")
     return chosen
+
+
+def _record_refusals(store: RunStore, chosen: list[Strategy], source: str, entry: str) -> None:
+    """Why each registered strategy left out of the run has nothing to offer this file."""
+    kept = {s.name for s in chosen}
+    for strategy in registry.create(None):
+        if strategy.name not in kept:
+            store.log_event("not_applied", {"strategy": strategy.name,
+                                            "why": strategy.refusals(source, entry) or {"": "nothing to offer"}})
 
 
 def _search(session: Session, problem_path: Path, source: str, run_dir: Path, store: RunStore,
@@ -138,7 +149,8 @@ def _search(session: Session, problem_path: Path, source: str, run_dir: Path, st
                        launch_parameters=_launch_parameters(store, result, source, problem.entry),
                        floors_ms=floors(wait_s=_FLOOR_WAIT_S) if floors else {},
                        second_opinion=opinion.to_json() if opinion else None,
-                       recipes=recipes_in(result.best, [o.candidate for o in result.history]))
+                       recipes=recipes_in(result.best, [o.candidate for o in result.history]),
+                       not_applied={e["data"]["strategy"]: e["data"]["why"] for e in store.events("not_applied")})
         files = write_run_files(run_dir, baseline_source=source, best_source=result.best.source,
                                 problem_name=problem_path.name, summary_data=data, history=result.history)
         store.set_state("finished")

@@ -82,15 +82,17 @@ def markdown_table(section: dict[str, Any] | None) -> list[str]:
     lines = ["## Launch parameters", ""]
     if not sites:
         return lines + [no_launch_found(section), ""]
-    lines += [f"From {section['basis']}. Free values are the ones the search may move.", "",
+    lines += [f"From {section['basis']}. Free values are the ones the search may move (\"ruled out\": every "
+              "move of it was).", "",
               "| launch | parameter | value | free | where it comes from / why not moved |",
               "|---|---|---:|---|---|"]
     for s in sites:
         where = f"`{s['kernel']}` (line {s['line']}, in {s['function']})"
         for p in s["parameters"]:
             why = " / ".join(dict.fromkeys(x for x in (p["from"], p["why_not_moved"]) if x))
-            lines.append(f"| {where} | {p['parameter']} | {_value(p['value'])} | {'yes' if p['free'] else 'no'} | "
-                         f"{table_cell(why)} |")
+            # Free, yet every move of it ruled out: not "yes" beside a reason it stayed.
+            free = "no" if not p["free"] else "ruled out" if p["why_not_moved"] else "yes"
+            lines.append(f"| {where} | {p['parameter']} | {_value(p['value'])} | {free} | {table_cell(why)} |")
     return lines + [""]
 
 

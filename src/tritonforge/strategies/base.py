@@ -104,6 +104,10 @@ class Strategy(ABC):
         """Whether this strategy has anything to offer for a problem file at all."""
         return True
 
+    def refusals(self, source: str, entry: str) -> dict[str, str]:
+        """Why it has nothing to offer a file, part by part (a recipe each), for the run record."""
+        return {}
+
     @abstractmethod
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         """Up to `limit` new candidates, most promising first; [] when it has nothing left."""

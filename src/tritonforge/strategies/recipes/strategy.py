@@ -38,6 +38,9 @@ class RecipeStrategy(Strategy):
     def applies(self, source: str, entry: str) -> bool:
         return any(isinstance(_try(r, source, entry), Rewrite) for r in self.recipes)
 
+    def refusals(self, source: str, entry: str) -> dict[str, str]:
+        return {r.name: why for r in self.recipes if isinstance(why := _try(r, source, entry), str)}
+
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         done = list(state.best.params.get("recipes", [])) if state.best.origin == self.name else []
         out, why_not = [], {}
