@@ -490,9 +490,15 @@ def triton_pow2(n: int) -> int:
     ("dataclass_asdict.py", "softmax_kernel.BLOCK", 1024, "cfg = KernelCfg(BLOCK=1024, num_warps=4)"),  # **asdict
     ("partial_kernel_launch.py", "_leaky_kernel.BLOCK", 1024,  # functools.partial(kernel[grid], BLOCK=256)
      "launch = functools.partial(_leaky_kernel[grid], BLOCK=1024, num_warps=4)"),
+    ("for_break_table.py", "_row_max_kernel.BLOCK", 4096,  # for ... in _TABLE: if n <= max_n: break
+     "_TABLE = ((1024, 128, 2), (65536, 4096, 4), (1 << 40, 2048, 8))"),
+    ("namedtuple_replace.py", "_relu_sq_kernel.BLOCK", 4096,  # BASE._replace(block=2048) if n > 4096
+     "cfg = BASE._replace(block=4096) if n > 4096 else BASE"),
+    ("class_dict_self.py", "_row_mean_kernel.BLOCK", 1024,  # self._CONFIGS[x.dtype], set in the class body
+     "_CONFIGS = {torch.float32: (1024, 4), torch.float16: (512, 4)}"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
-    # Probe rounds 9 to 12: each was listed as "set at run time" or refused every move.
+    # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.
     path = STYLES / name
     space, _ = captured_space(path)
     assert space.get(tid).free

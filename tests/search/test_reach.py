@@ -58,6 +58,9 @@ STYLES = FIXTURES / "problems" / "styles"
     ("config_list_next.py", '"BLOCK": '),  # a list of dicts searched with next()
     ("dataclass_asdict.py", "cfg = KernelCfg("),  # **dataclasses.asdict(cfg)
     ("partial_kernel_launch.py", "functools.partial(_leaky_kernel[grid], "),  # a partial of the launch
+    ("for_break_table.py", "_TABLE = ("),  # a table searched by a for loop with break
+    ("namedtuple_replace.py", "BASE"),  # a NamedTuple specialised with _replace
+    ("class_dict_self.py", "_CONFIGS = {"),  # a class-body dict read through self
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

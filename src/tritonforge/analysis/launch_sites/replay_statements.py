@@ -1,0 +1,347 @@
+"""How replay walks host code's statements: frames of names, bindings evaluated only when
+read (`Thunk`), `if`/`match` control flow and the literals that choose a branch, and the lazy
+values replay hands around (a dict display, a helper function). Expressions are `replay`'s."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Record, last_part, same_key
+from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, walk_local
+
+if TYPE_CHECKING:
+    from tritonforge.analysis.launch_sites.replay import Replay
+
+
+@dataclass
+class Frame:
+    """Names in one function call: each bound to a `Thunk` (replayed from the body) or to a
+    captured value (seen at the launch)."""
+
+    fn: ast.FunctionDef | ast.Lambda | None  # None: module level
+    values: dict[str, Any] = field(default_factory=dict)
+    captured: dict[str, Any] = field(default_factory=dict)  # locals seen at the launch (runtime_value form)
+
+
+@dataclass
+class Thunk:
+    """A name's binding, evaluated only when read, so that the literals it reads are charged
+    to the value that needs them; `control` holds the literals of the `if` tests that chose it."""
+
+    expr: ast.expr
+    frame: Frame  # the names visible where it was bound
+    control: tuple[ast.Constant, ...] = ()
+    part: int | None = None  # index, for `a, b = x.shape`
+
+
+class StatementReplay:
+    """The statement half of `Replay`: frames, bindings and control flow."""
+
+    tree: ast.Module
+    captured: dict[str, dict[str, Any]]
+    reads: list[ast.Constant]
+    classes: dict[str, ast.ClassDef]
+    _module: Frame | None
+    _once: dict[tuple[int, str], bool]
+    _broke = False  # a `break` was replayed: the loop it ends stops there
+
+    def eval(self, node: ast.expr, frame: Frame) -> Any:  # the expression half (`Replay.eval`)
+        raise NotImplementedError
+
+    def module_frame(self) -> Frame:
+        if self._module is None:
+            self._module = Frame(None)
+            self._statements(self.tree.body, self._module, None, ())
+        return self._module
+
+    def function_frame(self, fn: ast.FunctionDef, stop_line: int | None,
+                       args: dict[str, Any] | None = None, defaulted: frozenset[str] = frozenset()) -> Frame:
+        """`fn`'s names as they stand just before line `stop_line`, with its parameters from
+        `args` (a helper called by replayed code) or the captured locals (the launching call);
+        `defaulted`: parameters its caller leaves at their defaults."""
+        frame = Frame(fn, captured=self.captured.get(fn.name, {}))
+        # A parameter the body assigns again (`block = block or 64`) was captured after that:
+        # one the caller leaves out starts from its default instead.
+        # (Most replays have no such parameter: the body is walked only for those that may.)
+        assigned = {t.id for n in walk_local(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                    if isinstance(t, ast.Name)} if defaulted else set()
+        defaults = defaults_of(fn)
+        for p in params_of(fn):
+            if args is not None and p.arg in args:
+                frame.values[p.arg] = args[p.arg]
+            elif p.arg in assigned & defaulted and p.arg in defaults:
+                frame.values[p.arg] = self.eval(defaults[p.arg], self.module_frame())
+            elif p.arg in frame.captured:
+                frame.values[p.arg] = frame.captured[p.arg]
+        self._bind_self(fn, frame)
+        self._statements(fn.body, frame, stop_line, ())
+        return frame
+
+    def _bind_self(self, fn: ast.FunctionDef, frame: Frame) -> None:
+        """A method's `self` (`cls`), an object the capture cannot show, reads the attributes its
+        class body writes (`self._CONFIGS[x.dtype]`)."""
+        owner = next((c for c in self.classes.values() if fn in c.body), None)
+        params = params_of(fn)
+        marks = {last_part(d) for d in fn.decorator_list}
+        if owner is None or not params or "staticmethod" in marks:
+            return
+        first = params[0].arg
+        if frame.values.get(first, UNKNOWN) is UNKNOWN:
+            frame.values[first] = ClassValue(owner)
+
+    def _statements(self, body: list[ast.stmt], frame: Frame, stop_line: int | None,
+                    control: tuple[ast.Constant, ...]) -> bool:
+        """Replay statements in order; False once a `return` or the stop line is reached."""
+        for s in body:
+            if stop_line is not None and s.lineno >= stop_line and not contains_line(s, stop_line):
+                return False
+            if not hasattr(s, "body"):  # `f((BLOCK := ...))`, the launch's line included
+                self._walrus(s, frame, control)
+            if isinstance(s, (ast.Assign, ast.AnnAssign)) and s.value is not None:
+                targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+                for t in targets:
+                    self._bind(t, s.value, frame, control)
+            elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+                self._bind(s.target, ast.BinOp(ast.Name(s.target.id, ast.Load()), s.op, s.value), frame, control)
+            elif isinstance(s, ast.If):
+                saved = self.reads
+                self.reads = []
+                test = self.eval(s.test, frame)
+                chosen, self.reads = tuple(self.reads), saved
+                if test is UNKNOWN:
+                    self._forget(s, frame)
+                elif not self._statements(s.body if test else s.orelse, frame, stop_line, control + chosen):
+                    return False
+            elif isinstance(s, (ast.With, ast.AsyncWith)):
+                if not self._statements(s.body, frame, stop_line, control):
+                    return False
+            elif isinstance(s, ast.Match):
+                taken = self._match(s, frame)
+                if taken is None:
+                    self._forget(s, frame)
+                elif taken[0] is not None and not self._statements(taken[0].body, frame, stop_line, control + taken[1]):
+                    return False
+            elif isinstance(s, ast.Return):
+                if s.value is not None:
+                    frame.values["<return>"] = Thunk(s.value, copy_frame(frame), control)
+                return False
+            elif isinstance(s, ast.Break):
+                self._broke = True
+                return False
+            elif isinstance(s, ast.For) and (done := self._for(s, frame, stop_line, control)) is not None:
+                if not done:
+                    return False
+            elif isinstance(s, (ast.For, ast.While, ast.AsyncFor, ast.Try, ast.Import, ast.ImportFrom,
+                                ast.FunctionDef, ast.ClassDef)):
+                self._forget(s, frame)  # loops, handlers, imports: their names come from the capture
+            if stop_line is not None and contains_line(s, stop_line):
+                return False
+        return True
+
+    def _for(self, loop: ast.For, frame: Frame, stop_line: int | None,
+             control: tuple[ast.Constant, ...]) -> bool | None:
+        """A search over a table the file writes (`for max_n, block, warps in _TABLE: if n <=
+        max_n: break`), item by item; the tests that chose the item it stops at control what
+        it binds. None (not replayed) for anything else: another iterable, `continue`, an
+        `else`, or the launch inside the loop. False once a `return` is reached."""
+        items = self._table(loop.iter, frame)
+        if items is None or loop.orelse or (stop_line is not None and contains_line(loop, stop_line)) \
+                or any(isinstance(n, ast.Continue) for n in ast.walk(loop)):
+            return None
+        saved, self.reads = self.reads, []
+        try:
+            for item in items:
+                self._bind(loop.target, item, frame, control + tuple(self.reads))
+                self._broke, went_on = False, self._statements(loop.body, frame, None, control + tuple(self.reads))
+                if self._broke or not went_on:
+                    break
+            chose = tuple(self.reads)
+        finally:
+            self.reads = saved
+        if items:  # the item it stopped at, bound again under every test that led there
+            self._bind(loop.target, item, frame, control + chose)
+        if self._broke:
+            self._broke = False
+            return True
+        return went_on if items else True
+
+    def _table(self, node: ast.expr, frame: Frame) -> list[ast.expr] | None:
+        """The items of a tuple or list display, written in place or bound once to a name."""
+        if isinstance(node, ast.Name):
+            bound = frame.values.get(node.id)
+            if bound is None and frame is not self.module_frame():
+                bound = self.module_frame().values.get(node.id)
+            node = bound.expr if isinstance(bound, Thunk) and bound.part is None else node
+        if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) <= 64 \
+                and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return list(node.elts)
+        return None
+
+    def _match(self, stmt: ast.Match, frame: Frame) -> tuple[ast.match_case | None, tuple[ast.Constant, ...]] | None:
+        """The case a `match` takes (None in its place when none does) and the literals that
+        chose it, as an `if` chain's tests; None when a pattern or guard cannot be replayed."""
+        saved, self.reads = self.reads, []
+        try:
+            subject = self.eval(stmt.subject, frame)
+            if subject is UNKNOWN:
+                return None
+            for case in stmt.cases:
+                hit = self._pattern(case.pattern, subject, frame)
+                if hit is not UNKNOWN and hit and case.guard is not None:
+                    hit = self.eval(case.guard, frame)
+                if hit is UNKNOWN:
+                    return None
+                if hit:
+                    return case, tuple(self.reads)
+            return None, tuple(self.reads)
+        finally:
+            self.reads = saved
+
+    def _pattern(self, pattern: ast.pattern, subject: Any, frame: Frame) -> Any:
+        """Whether `subject` matches: values, `_`, captures and `|` of them; UNKNOWN otherwise."""
+        if isinstance(pattern, ast.MatchValue):
+            value = self.eval(pattern.value, frame)
+            return UNKNOWN if value is UNKNOWN else subject == value
+        if isinstance(pattern, ast.MatchSingleton):
+            return subject is pattern.value
+        if isinstance(pattern, ast.MatchOr):
+            hits = [self._pattern(p, subject, frame) for p in pattern.patterns]
+            return UNKNOWN if UNKNOWN in hits else any(hits)
+        if isinstance(pattern, ast.MatchAs):
+            hit = True if pattern.pattern is None else self._pattern(pattern.pattern, subject, frame)
+            if hit is True and pattern.name is not None:
+                frame.values[pattern.name] = subject
+            return hit
+        return UNKNOWN
+
+    def _bind(self, target: ast.expr, value: ast.expr, frame: Frame, control: tuple[ast.Constant, ...],
+              part: int | None = None) -> None:
+        if isinstance(target, ast.Name):
+            frame.values[target.id] = Thunk(value, copy_frame(frame), control, part)
+        elif isinstance(target, (ast.Tuple, ast.List)) and part is None:
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
+                pairs = [(t, v, None) for t, v in zip(target.elts, value.elts)]
+            else:
+                pairs = [(t, value, i) for i, t in enumerate(target.elts)]
+            env = copy_frame(frame)
+            for t, v, i in pairs:
+                if isinstance(t, ast.Name):
+                    frame.values[t.id] = Thunk(v, env, control, i)
+                else:
+                    self._forget_target(t, frame)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and part is None \
+                and isinstance(table := self.force(frame.values.get(target.value.id)), LazyDict):
+            frame.values[target.value.id] = table.with_item(target.slice, value, copy_frame(frame))
+        else:
+            self._forget_target(target, frame)
+
+    def _walrus(self, stmt: ast.stmt, frame: Frame, control: tuple[ast.Constant, ...]) -> None:
+        """Bind the names a simple statement's `:=` expressions set, outside lambdas."""
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.NamedExpr) and isinstance(node.target, ast.Name):
+                self._bind(node.target, node.value, frame, control)
+            if not isinstance(node, ast.Lambda):
+                stack.extend(ast.iter_child_nodes(node))
+
+    def _forget(self, stmt: ast.stmt, frame: Frame) -> None:
+        # A def or class binds its name only: the names its body sets are not this frame's.
+        inside = () if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ast.walk(stmt)
+        for n in inside:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                frame.values[n.id] = frame.captured.get(n.id, UNKNOWN)
+        if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
+            names = [stmt.name] if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) else \
+                [(a.asname or a.name).split(".")[0] for a in stmt.names]
+            for name in names:
+                frame.values.pop(name, None)  # resolved by name (modules, helpers) when read
+
+    def _forget_target(self, target: ast.expr, frame: Frame) -> None:
+        for n in ast.walk(target):
+            if isinstance(n, ast.Name):
+                frame.values[n.id] = frame.captured.get(n.id, UNKNOWN)
+
+    def force(self, value: Any) -> Any:
+        """A name's value: a thunk is evaluated now, its literals charged to the caller."""
+        if not isinstance(value, Thunk):
+            return value
+        self.reads.extend(value.control)
+        got = self.eval(value.expr, value.frame)
+        if value.part is not None:
+            got = got[value.part] if isinstance(got, tuple) and value.part < len(got) else UNKNOWN
+        return got
+
+    def _bound_once(self, fn: ast.FunctionDef | ast.Lambda | None, name: str) -> bool:
+        if not isinstance(fn, ast.FunctionDef):
+            return False
+        key = (id(fn), name)
+        if key not in self._once:
+            stores = sum(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                         for n in walk_local(fn))
+            self._once[key] = stores + (name in {p.arg for p in params_of(fn)}) <= 1
+        return self._once[key]
+
+
+class LazyDict:
+    """A dict literal whose values are evaluated only when looked up, so that a lookup reads
+    the literals of the entry it selects and no others."""
+
+    def __init__(self, replay: Replay, node: ast.Dict, frame: Frame, namespace: bool = False) -> None:
+        self.replay = replay
+        self.entries = [(k, v, frame) for k, v in zip(node.keys, node.values)]  # each read in its frame
+        self.namespace = namespace  # a `types.SimpleNamespace(...)`, read by attribute
+
+    def with_fields(self, record: Record) -> "LazyDict":
+        """`dataclasses.asdict(cfg)`: the record's fields, each read where it was given."""
+        self.entries = [(ast.Constant(name), expr, where) for name, (expr, where) in record.fields.items()]
+        return self
+
+    def with_item(self, key: ast.expr, value: ast.expr, frame: Frame) -> "LazyDict":
+        """The dict after `d[key] = value` (a table filled at import time)."""
+        out = LazyDict(self.replay, ast.Dict([], []), frame, self.namespace)
+        out.entries = [*self.entries, (key, value, frame)]
+        return out
+
+    def get(self, key: Any) -> Any:
+        for k, v, frame in reversed(self.entries):  # the last write of a key wins
+            if k is None:
+                return UNKNOWN  # **spread: the keys are not all written here
+            written = self.replay.eval(k, frame)
+            if written is not UNKNOWN and same_key(written, key):
+                return self.replay.eval(v, frame)
+        return UNKNOWN
+
+
+class Helper:
+    """A plain function of the file (or a lambda) that replayed code calls."""
+
+    def __init__(self, fn: ast.FunctionDef | ast.Lambda, closure: Frame | None = None, bound: tuple = ()) -> None:
+        self.fn, self.closure = fn, closure
+        self.bound = bound  # leading arguments already given: a class method's class
+
+    def call(self, replay: Replay, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        args = [*self.bound, *args]
+        names = [p.arg for p in params_of(self.fn)]
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        if isinstance(self.fn, ast.Lambda):
+            outer = self.closure.values if self.closure else {}
+            return replay.eval(self.fn.body, Frame(self.fn, values={**outer, **bound}))
+        for name, default in defaults_of(self.fn).items():
+            if name not in bound:
+                bound[name] = replay.eval(default, replay.module_frame())
+        frame = Frame(self.fn, values=bound)
+        replay._statements(self.fn.body, frame, None, ())
+        return replay.force(frame.values.get("<return>", UNKNOWN))
+
+
+def copy_frame(frame: Frame) -> Frame:
+    return Frame(frame.fn, dict(frame.values), frame.captured)
+
+
+def contains_line(s: ast.stmt, line: int) -> bool:
+    return s.lineno <= line <= (s.end_lineno or s.lineno)
