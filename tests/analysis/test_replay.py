@@ -516,3 +516,13 @@ def test_values_read_from_a_data_file_say_which_file_and_what_ran():
     assert not block.free and block.current == 128
     assert "read at run time from json_config_tuned.json" in block.why
     assert block.why.endswith("as run: 64 on m=8, n=300, 128 on m=4, n=900")
+
+
+def test_two_blocks_equal_on_the_dominant_case_stay_two_values():
+    # `BLOCK = max(int(math.sqrt(n)) // 16 * 16, 16)` and `BLOCK_P2=triton.next_power_of_2(BLOCK)`
+    # are both 16 on the dominant case: the grid's `cdiv(n, BLOCK)` had tied both to one value,
+    # reported under BLOCK's name with BLOCK's values (probe round 13).
+    space, _ = captured_space(STYLES / "sqrt_block_p2.py")
+    [site] = space.sites
+    assert site.bindings["BLOCK"] == "_affine_kernel.BLOCK" and site.bindings["BLOCK_P2"] == "_affine_kernel.BLOCK_P2"
+    assert space.get("_affine_kernel.BLOCK_P2").per_case == {"n=1000": 16, "n=3000": 64, "n=100": 16}

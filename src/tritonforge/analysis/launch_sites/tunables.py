@@ -4,6 +4,7 @@ whether the search may change it and within which legal values."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections import defaultdict
 from typing import Any
@@ -208,14 +209,22 @@ def _group_uses(module: SourceModule, launches: list[Launch], uses: list[Use]) -
     for i, launch in enumerate(launches):
         blocks = [u for u in uses if u.launch == i and u.kind == "constexpr" and not _is_branch(u)
                   and u.resolved.kind in ("literal", "replayed")]
+        grid_names = {n.id for n in ast.walk(launch.grid) if isinstance(n, ast.Name)}
         for span, value in dict.fromkeys([*grid_literals(module, launch), *launch.replayed_divisors]):
             if span.key in owned:
                 continue  # the grid reads a value we already tune (a shared variable)
-            for u in blocks:
-                if isinstance(u.resolved.value, int) and u.resolved.value >= 4 and u.resolved.value == value:
-                    key = ("span",) + span.key
-                    spans[key] = span
-                    groups.union(key, _use_key(u))
+            same = [u for u in blocks
+                    if isinstance(u.resolved.value, int) and u.resolved.value >= 4 and u.resolved.value == value]
+            if len({u.param for u in same}) > 1 and any(u.resolved.kind == "replayed" for u in same):
+                # Two computed blocks of this launch equal on this case (BLOCK and BLOCK_P2 =
+                # next_power_of_2(BLOCK)): the one the grid names, or neither. (Equal literal
+                # blocks tie as one square tile, as the module docstring says.)
+                same = [u for u in same if u.resolved.text in grid_names]
+                same = same if len({u.param for u in same}) == 1 else []
+            for u in same:
+                key = ("span",) + span.key
+                spans[key] = span
+                groups.union(key, _use_key(u))
     return groups, spans
 
 
