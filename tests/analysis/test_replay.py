@@ -526,3 +526,13 @@ def test_two_blocks_equal_on_the_dominant_case_stay_two_values():
     [site] = space.sites
     assert site.bindings["BLOCK"] == "_affine_kernel.BLOCK" and site.bindings["BLOCK_P2"] == "_affine_kernel.BLOCK_P2"
     assert space.get("_affine_kernel.BLOCK_P2").per_case == {"n=1000": 16, "n=3000": 64, "n=100": 16}
+
+
+def test_a_default_named_by_a_constant_says_the_constants_line():
+    # `DEFAULT_BLOCK = 256` (line 10), `def row_sumsq(x, block=DEFAULT_BLOCK, ...)` (line 24): the
+    # reason named the def's line, where nothing is edited (probe round 13).
+    path = STYLES / "default_from_constant.py"
+    source = path.read_text()
+    runtime = Runtime.from_records(capture(path), None, source_key(source), 1)
+    block = SearchSpace.from_source(source, "row_sumsq", runtime).get("_row_sumsq_kernel.BLOCK")
+    assert block.free and block.why == "block = DEFAULT_BLOCK = 256 (line 10)"

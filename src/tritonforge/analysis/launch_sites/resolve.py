@@ -186,7 +186,10 @@ class SourceModule:
             return Resolved("derived", text, f"derived from runtime values: {expr.id} from {text}")
         found = self.resolve(bind.value, where, depth + 1)
         if found.kind == "literal":
-            found.where = f"{expr.id} = {found.text} (line {bind.value.lineno})"
+            # `block = DEFAULT_BLOCK`, `DEFAULT_BLOCK = 256`: the literal's own line, by its name.
+            via = f"{bind.value.id} = " if isinstance(bind.value, ast.Name) else ""
+            line = found.node.lineno if found.node is not None else bind.value.lineno
+            found.where = f"{expr.id} = {via}{found.text} (line {line})"
         return found
 
     def _attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> Resolved | None:
