@@ -144,9 +144,10 @@ class StatementReplay:
     def _for(self, loop: ast.For, frame: Frame, stop_line: int | None,
              control: tuple[ast.Constant, ...]) -> bool | None:
         """A search over a table the file writes (`for max_n, block, warps in _TABLE: if n <=
-        max_n: break`), item by item; the tests that chose the item it stops at control what
-        it binds. None (not replayed) for anything else: another iterable, `continue`, an
-        `else`, or the launch inside the loop. False once a `return` is reached."""
+        max_n: break`), item by item, leaving the target bound to the item it stops at (the
+        thresholds its tests read are not among the literals a move may edit). None (not
+        replayed) for anything else: another iterable, `continue`, an `else`, or the launch
+        inside the loop. False once a `return` is reached."""
         items = self._table(loop.iter, frame)
         if items is None or loop.orelse or (stop_line is not None and contains_line(loop, stop_line)) \
                 or any(isinstance(n, ast.Continue) for n in ast.walk(loop)):
@@ -161,7 +162,7 @@ class StatementReplay:
             chose = tuple(self.reads)
         finally:
             self.reads = saved
-        if items:  # the item it stopped at, bound again under every test that led there
+        if items:  # the item it stopped at, bound again under what the loop itself read
             self._bind(loop.target, item, frame, control + chose)
         if self._broke:
             self._broke = False
