@@ -649,3 +649,15 @@ def test_a_kernel_launched_through_run_is_named_with_the_form_it_takes():
     assert space.sites == [] and space.unreached(["_gate_kernel"]) == {
         "_gate_kernel": "launched as _gate_kernel.run(...), a form launch analysis does not read "
                         "(`_gate_kernel[grid](...)` it does)"}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (FIXTURES / "problems" / "styles").glob("*.py")))
+def test_every_styles_search_space_is_plain_data(name):
+    # The run store keeps each round's space as JSON: an AST node in it (the value of a
+    # `num_ctas` read through `**cfg.all_kwargs()`) ended a run with a StoreError.
+    import json
+
+    from tritonforge.strategies.launch.strategy import space_record
+
+    source = (FIXTURES / "problems" / "styles" / name).read_text()
+    json.dumps(space_record(SearchSpace.from_source(source, entry_of(source))))

@@ -292,7 +292,7 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
             where = f"{opt}={text}" + (f" (line {line})" if line else "")
             launch.uses.append(Use(-1, facts.name, opt, opt, Resolved(
                 "option", text, f"{where}: a launch option the search leaves as written", None,
-                getattr(node, "value", None))))
+                node.value if isinstance(node, ast.Constant) else None)))
     for opt, default in (("num_warps", DEFAULT_WARPS), ("num_stages", DEFAULT_STAGES)):
         if opt in options:
             r = _resolve_arg(module, opt, options[opt], launch.scope)
