@@ -286,3 +286,13 @@ def test_autotune_widening_keeps_one_row_tiles_of_a_kernel_without_tl_dot():
     got = LaunchParamStrategy().propose(state_for(source), 1)
     wider = got[0].params[tid]  # BLOCK 1 and 2 are legal here: only a tl.dot dimension needs 16
     assert len(wider) > 2 and {"BLOCK": 4, "num_warps": 1, "num_stages": 3} in wider
+
+
+def test_a_space_record_holds_plain_values_only():
+    # A dtype constexpr replayed on a candidate's file (`tl.float16 if n > 1024 else tl.float32`)
+    # has a replay value, not an int: the run store keeps records as JSON.
+    from tritonforge.analysis.launch_sites.replay_values import Dotted
+    from tritonforge.strategies.launch.strategy import plain
+
+    assert plain(Dotted("tl.float32")) == "tl.float32"
+    assert [plain(v) for v in (None, 3, 2.5, "x", True)] == [None, 3, 2.5, "x", True]

@@ -169,7 +169,7 @@ def space_record(space: SearchSpace, launched: Iterable[str] = ()) -> dict[str, 
     time, besides those of the space's own capture."""
 
     def tunable(t: Tunable) -> dict[str, Any]:
-        current = [c.flat() for c in t.current] if isinstance(t.current, tuple) else t.current
+        current = [c.flat() for c in t.current] if isinstance(t.current, tuple) else plain(t.current)
         return {
             "id": t.id, "kind": t.kind, "current": current, "free": t.free, "why": t.why,
             "legal": list(t.legal), "roles": sorted(t.roles), "feeds": list(t.feeds),
@@ -185,3 +185,10 @@ def space_record(space: SearchSpace, launched: Iterable[str] = ()) -> dict[str, 
              for s in space.sites]
     return {"sites": sites, "tunables": [tunable(t) for t in space.tunables],
             "fixed": [tunable(t) for t in space.fixed], "unreached": space.unreached(launched)}
+
+
+def plain(value: Any) -> Any:
+    """A launch value as JSON holds it: a replayed dtype (`tl.float32`) by its name as written."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return getattr(value, "name", None) or repr(value)
