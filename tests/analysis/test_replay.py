@@ -89,6 +89,19 @@ def test_an_if_chain_reads_its_tests_and_the_branch_taken():
     assert evaluate(source, "pick(50)", None, {}) == (32, [50, 1000, 32])
 
 
+def test_a_files_own_replace_and_asdict_are_followed_not_taken_for_dataclasses():
+    # The stdlib's meaning of `replace(cfg, ...)`/`asdict(cfg)` held for any function of those
+    # names, and the record was evaluated twice; the file's own helper decides (review, s15).
+    source = ("import dataclasses\n@dataclasses.dataclass\nclass Cfg:\n    block: int\n"
+              "BASE = Cfg(block=512)\n"
+              "def replace(cfg, block):\n    return Cfg(block=block * 2)\n"
+              "def asdict(cfg):\n    return {'BLOCK': cfg.block // 4}\n")
+    assert evaluate(source, "replace(BASE, block=64).block", None, {})[0] == 128
+    assert evaluate(source, "asdict(BASE)['BLOCK']", None, {})[0] == 128
+    assert evaluate(source, "dataclasses.replace(BASE, block=64).block", None, {})[0] == 64
+    assert evaluate(source, "dataclasses.asdict(BASE)['block']", None, {})[0] == 512
+
+
 def test_captured_locals_fill_what_the_body_does_not_say():
     source = "import triton\ndef f(x):\n    n = x.shape[1]\n    for i in range(3):\n        k = i\n    return n\n"
     tensor = {"__tensor__": {"shape": [4, 3000], "dtype": "torch.float32", "strides": [3000, 1]}}

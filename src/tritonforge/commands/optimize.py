@@ -71,13 +71,14 @@ def optimize(problem_path: Path, options: OptimizeOptions, observer: Observer | 
             entry=options.entry, specs=options.specs, evaluation=options.evaluation)))
         if resumed:
             check_same_run(resumed, run_dir, session.problem.entry, options.specs)
-        chosen = strategies or _strategies(options.strategies, source, session.problem.entry, problem_path)
+        chosen, dropped = ((strategies, []) if strategies
+                           else _strategies(options.strategies, source, session.problem.entry, problem_path))
         store = resumed or create_store(run_dir, problem_path, source, session.problem.entry,
                                         {"search": options.search.to_json(), "device": options.evaluation.device,
                                          "specs": options.specs})
         stack.callback(store.close)
-        if not resumed and not strategies and options.strategies is None:
-            _record_refusals(store, chosen, source, session.problem.entry)
+        if not resumed:
+            _record_refusals(store, dropped, source, session.problem.entry)
         try:
             return _search(session, problem_path, source, run_dir, store, options, observer, chosen)
         except ProblemError:
@@ -88,26 +89,28 @@ def optimize(problem_path: Path, options: OptimizeOptions, observer: Observer | 
             raise
 
 
-def _strategies(names: list[str] | None, source: str, entry: str, path: Path) -> list[Strategy]:
+def _strategies(names: list[str] | None, source: str, entry: str,
+                path: Path) -> tuple[list[Strategy], list[Strategy]]:
+    """The strategies that run, and those left out because they have nothing to offer the file
+    (only when none were named: a named strategy always runs)."""
     try:
         chosen = registry.create(names)
     except ValueError as e:
         raise RunError(f"--strategy: {e}") from None
     if names is None:
         # None applying still runs the baseline: the summary then says why no launch value moves.
-        return [s for s in chosen if s.applies(source, entry)]
+        kept = [s for s in chosen if s.applies(source, entry)]
+        return kept, [s for s in chosen if s not in kept]
     if not chosen:
         raise RunError(f"{path}: no strategy applies to entry '{entry}'")
-    return chosen
+    return chosen, []
 
 
-def _record_refusals(store: RunStore, chosen: list[Strategy], source: str, entry: str) -> None:
-    """Why each registered strategy left out of the run has nothing to offer this file."""
-    kept = {s.name for s in chosen}
-    for strategy in registry.create(None):
-        if strategy.name not in kept:
-            store.log_event("not_applied", {"strategy": strategy.name,
-                                            "why": strategy.refusals(source, entry) or {"": "nothing to offer"}})
+def _record_refusals(store: RunStore, dropped: list[Strategy], source: str, entry: str) -> None:
+    """Why each strategy left out of the run has nothing to offer this file."""
+    for strategy in dropped:
+        store.log_event("not_applied", {"strategy": strategy.name,
+                                        "why": strategy.refusals(source, entry) or {"": "nothing to offer"}})
 
 
 def _search(session: Session, problem_path: Path, source: str, run_dir: Path, store: RunStore,

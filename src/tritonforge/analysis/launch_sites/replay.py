@@ -296,20 +296,22 @@ class Replay(StatementReplay):
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return UNKNOWN
         made = last_part(func)
-        if made == "replace" and len(node.args) == 1 and isinstance(record := self.eval(node.args[0], frame), Record):
-            return self._replaced(record, node, frame)  # dataclasses.replace(cfg, block=2048)
+        args: list[Any] | None = None
+        if made in ("replace", "asdict") and len(node.args) == 1 and _from_dataclasses(target):
+            args = [self.eval(node.args[0], frame)]
+            if isinstance(args[0], Record):  # dataclasses.replace(cfg, block=2048), **asdict(cfg)
+                return (self._replaced(args[0], node, frame) if made == "replace"
+                        else LazyDict(self, ast.Dict([], []), frame).with_fields(args[0]))
         if isinstance(target, ClassValue) and target.fields() is not None:
             return self._record(target, node, frame)
         if made == "next" and isinstance(func, ast.Name) and target is UNKNOWN and node.args \
                 and isinstance(node.args[0], ast.GeneratorExp):  # `next(c for c in _CONFIGS if n <= c["max_n"])`
             return self._first(node.args[0], frame)
-        if made == "asdict" and len(node.args) == 1 and isinstance(record := self.eval(node.args[0], frame), Record):
-            return LazyDict(self, ast.Dict([], []), frame).with_fields(record)
         if target is UNKNOWN and not node.args and (made == "SimpleNamespace" or made == "dict" and isinstance(
                 func, ast.Name)):  # `dict(BLOCK=256, num_warps=4)`: a dict display by another name
             return LazyDict(self, ast.Dict([ast.Constant(k.arg) for k in node.keywords],
                                             [k.value for k in node.keywords]), frame, made == "SimpleNamespace")
-        args = [self.eval(a, frame) for a in node.args]
+        args = args if args is not None else [self.eval(a, frame) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
         if isinstance(target, Helper):
             return target.call(self, args, kwargs)
@@ -339,3 +341,7 @@ class Replay(StatementReplay):
         return next((v for k, v in d.items() if same_key(k, key)), UNKNOWN)
 
 
+def _from_dataclasses(target: Any) -> bool:
+    """`replace`/`asdict` as imported from dataclasses (by name or through the module), not a
+    function of the file's own by the same name."""
+    return target is UNKNOWN or isinstance(target, Dotted) and target.name.startswith("dataclasses.")

@@ -54,7 +54,7 @@ class SearchSpace:
         seen = set(launched) | {launch.kernel for launches in (self.runtime.cases.values() if self.runtime else ())
                                 for launch in launches}
         tree = self.module.tree if self.module is not None else ast.Module([], [])
-        imported, made = _imported_names(tree), _made_by(tree)
+        imported, made, run_calls = _imported_names(tree), _made_by(tree), _run_calls(tree)
         out = {}
         for kernel in sorted(seen - {site.kernel for site in self.sites}):
             if kernel in imported:
@@ -65,8 +65,8 @@ class SearchSpace:
                                "analysed" if times > 1 else
                                f"defined inside {fn}(), which does not return it as the one kernel it makes: "
                                "it is not analysed")
-            elif kernel in _run_calls(tree):
-                out[kernel] = (f"launched as {_run_calls(tree)[kernel]}(...), a form launch analysis does not read "
+            elif kernel in run_calls:
+                out[kernel] = (f"launched as {run_calls[kernel]}(...), a form launch analysis does not read "
                                f"(`{kernel}[grid](...)` it does)")
             else:
                 out[kernel] = "launched at run time, but no launch of it was traced from the entry"

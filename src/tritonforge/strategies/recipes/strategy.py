@@ -34,12 +34,15 @@ class RecipeStrategy(Strategy):
     def __init__(self, recipes: list[Recipe] | None = None) -> None:
         self.recipes = recipes if recipes is not None else [cls() for cls in RECIPES]
         self._space: dict[str, Any] | None = None
+        # applies() and refusals() ask the same question of the same file: each recipe reads
+        # a file once.
+        self._tried: dict[tuple[str, str, str], Rewrite | str] = {}
 
     def applies(self, source: str, entry: str) -> bool:
-        return any(isinstance(_try(r, source, entry), Rewrite) for r in self.recipes)
+        return any(isinstance(self._try(r, source, entry), Rewrite) for r in self.recipes)
 
     def refusals(self, source: str, entry: str) -> dict[str, str]:
-        return {r.name: why for r in self.recipes if isinstance(why := _try(r, source, entry), str)}
+        return {r.name: why for r in self.recipes if isinstance(why := self._try(r, source, entry), str)}
 
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         done = list(state.best.params.get("recipes", [])) if state.best.origin == self.name else []
@@ -49,7 +52,7 @@ class RecipeStrategy(Strategy):
             if recipe.name in done:
                 why_not[recipe.name] = "already in the best file"
                 continue
-            result = _try(recipe, state.best.source, state.entry)
+            result = self._try(recipe, state.best.source, state.entry)
             if isinstance(result, Rewrite):
                 result = _taken_by_some_case(result, state.captured)
             if isinstance(result, str):
@@ -68,6 +71,12 @@ class RecipeStrategy(Strategy):
 
     def describe_space(self) -> dict[str, Any] | None:
         return self._space
+
+    def _try(self, recipe: Recipe, source: str, entry: str) -> Rewrite | str:
+        key = (recipe.name, entry, source)
+        if key not in self._tried:
+            self._tried[key] = _try(recipe, source, entry)
+        return self._tried[key]
 
 
 def by_findings(recipes: list[Recipe], findings: list[Any]) -> tuple[list[Recipe], dict[str, list[str]]]:
