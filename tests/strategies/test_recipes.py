@@ -195,3 +195,21 @@ def test_recipe_row_one_pass_waits_where_no_case_takes_its_register_path():
     assert "every case launches _log_softmax_fwd with more (32000, 128256)" in why
     state.captured = captured(128256, 5000)  # one case's rows fit
     assert "row_one_pass" in {c.params["recipes"][-1] for c in RecipeStrategy().propose(state, 20)}
+
+
+def test_recipe_strategy_leaves_a_kernel_no_case_launches():
+    # A long-row path beside the one the shapes take (probe round 12): three row recipes
+    # rewrote only the looped kernel, and each candidate timed the same code again.
+    from tests.analysis.test_replay import capture
+
+    path = FIXTURES / "problems" / "styles" / "row_kernel_by_width.py"
+    source = path.read_text()
+    strategy = RecipeStrategy()
+    state = SearchState(problem_path=str(path), entry="softmax", baseline_source=source,
+                        best=Candidate(source, "baseline"), captured=capture(path))
+    proposed = [c.params["recipes"][-1] for c in strategy.propose(state, 8)]
+    why_not = strategy.describe_space()["not_applied"]
+    for name in ("row_one_pass", "row_online", "reverse_pass"):
+        assert name not in proposed
+        assert why_not[name] == "it edits only _softmax_looped_kernel, which no case launches"
+    assert "rows_per_program" in proposed  # the kernel the cases launch is still rewritten

@@ -3,8 +3,10 @@ it, one candidate per recipe; the launch-parameter search then tunes whichever w
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
+from tritonforge.analysis.kernel_source import KernelSource
 from tritonforge.strategies.base import Candidate, SearchState, Strategy
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
@@ -55,6 +57,8 @@ class RecipeStrategy(Strategy):
             result = self._try(recipe, state.best.source, state.entry)
             if isinstance(result, Rewrite):
                 result = _taken_by_some_case(result, state.captured)
+            if isinstance(result, Rewrite):
+                result = _edits_a_launched_kernel(result, state)
             if isinstance(result, str):
                 why_not[recipe.name] = result
                 continue
@@ -105,6 +109,24 @@ def _taken_by_some_case(result: Rewrite, captured: dict[str, list[dict[str, Any]
     if values and all(isinstance(v, int) and v > most for v in values):
         return (f"its new path runs only while {param} <= {most}, and every case launches {kernel} with more "
                 f"({', '.join(str(v) for v in sorted(set(values)))})")
+    return result
+
+
+def _edits_a_launched_kernel(result: Rewrite, state: SearchState) -> Rewrite | str:
+    """`result`, or why it would time the same code again: every kernel it edits is one of the
+    problem's own that no case launches (a long-row path beside the one the shapes take). A
+    rewrite that adds a kernel is kept: the host edits that launch it are not read here."""
+    captures = [state.captured, state.captured_rewrites.get(state.best.key, {})]
+    launched = {launch.get("kernel_name") for c in captures for launches in c.values() for launch in launches}
+    if not launched:
+        return result
+    old, new = KernelSource(state.best.source).kernels, KernelSource(result.source).kernels
+    if set(new) - set(old):
+        return result
+    own = set(KernelSource(state.baseline_source).kernels)
+    edited = [name for name in old if name in new and ast.dump(old[name].fn) != ast.dump(new[name].fn)]
+    if edited and set(edited) <= own and not launched & set(edited):
+        return f"it edits only {', '.join(edited)}, which no case launches"
     return result
 
 
