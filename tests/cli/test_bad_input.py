@@ -216,3 +216,14 @@ def test_a_case_the_entry_answers_with_torch_alone_is_named_with_the_way_out(tmp
     line = one_error_line(optimize(problem, tmp_path / "run", "--shapes", "test"))
     assert problem.name in line and "n=40: the entry launched no Triton kernel" in line
     assert "leave it out of the shapes" in line
+
+
+def test_a_kernel_error_the_entry_catches_is_named_not_passed_as_correct():
+    # `try: kernel[grid](...) except Exception: return torch...` (probe round 12): the launch
+    # had counted before it raised, so the torch answer passed as the kernel's; now nothing
+    # launched, and the line names the kernel's own error.
+    result = run("check", str(PROBLEMS / "bad_kernel_error_fallback.py"), "--shapes", "test")
+    said = " ".join(result.output.split())
+    assert result.exit_code != 0, said
+    assert "the entry launched no Triton kernel (its launch of _scale_kernel raised" in said
+    assert "arange's range must be a power of 2" in said and "went on without the kernel" in said

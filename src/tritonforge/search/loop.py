@@ -456,7 +456,7 @@ class BaselineError(Exception):
 
     def __init__(self, verdict: Verdict) -> None:
         hint = " (a case the entry answers without a Triton kernel, a torch fallback for small inputs, cannot be " \
-               "judged: leave it out of the shapes)" if "launched no Triton kernel" in verdict.message else ""
+               "judged: leave it out of the shapes)" if verdict.message.endswith("launched no Triton kernel") else ""
         super().__init__(f"the problem's own entry is {verdict.status.value}: {verdict.message}{hint}")
         self.verdict = verdict
 

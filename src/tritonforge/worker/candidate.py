@@ -69,7 +69,7 @@ class CandidateCalls(WorkerState):
         if tampered:
             raise CandidateFault(Status.REJECTED, f"the candidate replaced {tampered}", fatal=True)
         if self.launches.supported and self.launches.count == 0:
-            raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel")
+            raise CandidateFault(Status.REJECTED, "the entry launched no Triton kernel" + self.launches.why_none())
         if ops.foreign_stream or self.launches.off_stream(stream):
             raise CandidateFault(Status.REJECTED, "the entry ran work on another CUDA stream than the "
                                                   "current one, where the evaluator's events cannot see it")

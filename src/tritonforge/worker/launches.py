@@ -18,6 +18,7 @@ class LaunchCounter:
         self.count = 0
         self.depth = 0  # > 0 while a launch is in progress
         self.streams: set[int] = set()
+        self.failures: list[str] = []  # launches since the last reset that raised
         jit = triton_hooks.jit_function()
         self.supported = jit is not None
         for cls in (jit, triton_hooks.interpreted_function()):
@@ -27,16 +28,28 @@ class LaunchCounter:
                 cls.run._tf_counted = True  # type: ignore[attr-defined]
 
     def on_run(self, original: Callable, kernel: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        self.depth += 1
+        try:
+            out = original(kernel, *args, **kwargs)
+        except Exception as e:
+            # An entry that catches its kernel's error and carries on without it (a torch
+            # fallback) launched nothing: counted as such, with the error kept to say why.
+            self.failures.append(f"{_kernel_name(kernel)} raised {type(e).__name__}: {_first_line(e)}")
+            raise
+        finally:
+            self.depth -= 1
         if not kwargs.get("warmup", False):
             self.count += 1
             stream = current_stream()
             if stream is not None:
                 self.streams.add(stream)
-        self.depth += 1
-        try:
-            return original(kernel, *args, **kwargs)
-        finally:
-            self.depth -= 1
+        return out
+
+    def why_none(self) -> str:
+        """What to add to "launched no Triton kernel": the launches that raised, if any."""
+        if not self.failures:
+            return ""
+        return f" (its launch of {self.failures[0]}; the entry caught the error and went on without the kernel)"
 
     def off_stream(self, stream: int | None) -> bool:
         """Whether a launch since the last reset went to another stream than `stream` (None: no CUDA)."""
@@ -45,6 +58,17 @@ class LaunchCounter:
     def reset(self) -> None:
         self.count = 0
         self.streams.clear()
+        self.failures.clear()
+
+
+def _kernel_name(kernel: Any) -> str:
+    fn = getattr(kernel, "fn", kernel)
+    return getattr(fn, "__name__", type(kernel).__name__)
+
+
+def _first_line(e: Exception) -> str:
+    lines = [line for line in str(e).splitlines() if line.strip()]
+    return lines[-1].strip()[:200] if lines else "(no message)"
 
 
 def current_stream() -> int | None:
