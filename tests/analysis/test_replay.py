@@ -509,6 +509,15 @@ def triton_pow2(n: int) -> int:
      "cfg = BASE._replace(block=4096) if n > 4096 else BASE"),
     ("class_dict_self.py", "_row_mean_kernel.BLOCK", 1024,  # self._CONFIGS[x.dtype], set in the class body
      "_CONFIGS = {torch.float32: (1024, 4), torch.float16: (512, 4)}"),
+    # Probe round 14.
+    ("getattr_fstring.py", "_unary_kernel.BLOCK", 128, "BLOCK_NEG = 128"),  # getattr(_Tiles, f"BLOCK_{...}")
+    ("mappingproxy_config.py", "_hardtanh_kernel.BLOCK", 256,
+     '_LAUNCH = types.MappingProxyType({"BLOCK": 256, "num_warps": 2})'),
+    ("itertools_product.py", "_exp_kernel.BLOCK", 256, "_CONFIGS = list(itertools.product((32, 256, 128), (1, 2)))"),
+    ("nested_inner_helper.py", "_softsign_kernel.BLOCK", 256, "return 256"),  # a helper's own helper
+    ("dict_get_default.py", "_sigmoid_kernel.num_warps", 4,  # defaultdict(lambda: 2, ...)
+     "_WARPS = collections.defaultdict(lambda: 4, {torch.float16: 4})"),
+    ("runtime_kwargs_dict.py", "_mish_kernel.BLOCK", 256, 'kwargs["BLOCK"] = 256'),  # filled, then **kwargs
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

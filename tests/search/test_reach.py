@@ -61,6 +61,12 @@ STYLES = FIXTURES / "problems" / "styles"
     ("for_break_table.py", "_TABLE = ("),  # a table searched by a for loop with break
     ("namedtuple_replace.py", "BASE"),  # a NamedTuple specialised with _replace
     ("class_dict_self.py", "_CONFIGS = {"),  # a class-body dict read through self
+    ("getattr_fstring.py", "BLOCK_"),  # getattr(cls, f"BLOCK_{kind.upper()}")
+    ("mappingproxy_config.py", "MappingProxyType"),
+    ("itertools_product.py", "itertools.product"),
+    ("nested_inner_helper.py", "return "),  # a helper defined inside a helper
+    ("dict_get_default.py", "_BLOCKS.get(x.dtype, "),
+    ("runtime_kwargs_dict.py", 'kwargs["BLOCK"] = '),  # a dict filled in the entry, then **kwargs
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

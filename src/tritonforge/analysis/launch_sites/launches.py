@@ -12,7 +12,8 @@ from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARP
 from tritonforge.analysis.launch_sites.resolve import (Made, Resolved, Scope, SourceModule, config_holder, config_keys,
                                                       is_static)
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue
-from tritonforge.analysis.launch_sites.syntax import bind_call, defaults_of, fold, last_name, params_of, span_of, walk_local
+from tritonforge.analysis.launch_sites.syntax import (bind_call, defaults_of, dict_update, fold, last_name, params_of, span_of,
+                                                    walk_local)
 
 
 @dataclass
@@ -345,6 +346,8 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
         record = module.instance_of(expr.args[0], scope)  # `**dataclasses.asdict(cfg)`: its fields
         fields = module.record_fields(record.cls) if record is not None else None
         return [name for name, _ in fields] if fields else []
+    if isinstance(expr, ast.Call) and last_name(expr.func) == "MappingProxyType" and len(expr.args) == 1:
+        return spread_keys(module, expr.args[0], scope, depth + 1)  # a read-only view of a dict
     if isinstance(expr, ast.Dict):
         if any(k is None or not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in expr.keys):
             return []
@@ -353,7 +356,12 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
         return [] if any(k.arg is None for k in expr.keywords) else [k.arg for k in expr.keywords]  # type: ignore[misc]
     if isinstance(expr, ast.Name):
         bind, where, _ = module.definition(expr.id, scope)
-        return spread_keys(module, bind.value, where, depth + 1) if bind and bind.exact and bind.value else []
+        if not (bind and bind.exact and bind.value):
+            return []
+        keys = spread_keys(module, bind.value, where, depth + 1)
+        if isinstance(bind.value, ast.Dict) or keys:
+            keys = list(dict.fromkeys([*keys, *_added_keys(expr.id, where.fn or module.tree)]))
+        return keys
     held = module.member(expr, scope)  # `**self.launch_kwargs`, set once in the class
     if held is not None:
         return spread_keys(module, held[0], held[1], depth + 1)
@@ -366,6 +374,20 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
             return []
         return list(dict.fromkeys(k for ks in keys for k in ks))
     return []
+
+
+def _added_keys(name: str, body: ast.AST) -> list[str]:
+    """The string keys a dict bound to `name` gains where it is made: `name["BLOCK"] = 64`,
+    `name.update(num_warps=2)`."""
+    keys: list[str] = []
+    for node in walk_local(body):
+        if isinstance(node, ast.Assign):
+            keys += [t.slice.value for t in node.targets if isinstance(t, ast.Subscript)
+                     and isinstance(t.value, ast.Name) and t.value.id == name
+                     and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)]
+        elif isinstance(node, ast.Expr) and (update := dict_update(node)) is not None and update[0] == name:
+            keys += [k.value for k, _ in update[1] if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    return keys
 
 
 def _global_value(module: SourceModule, kernel: str, name: str) -> Resolved:

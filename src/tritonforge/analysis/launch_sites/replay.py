@@ -25,9 +25,9 @@ from typing import Any, Callable
 
 from tritonforge.analysis.launch_sites.replay_statements import Frame, Helper, LazyDict, StatementReplay
 from tritonforge.analysis.launch_sites.replay_values import (
-    BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, TRITON_FUNCTIONS,
-    UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Record, TensorValue, device_query, last_part, literal_int,
-    same_key)
+    BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_METHODS,
+    TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Record, TensorValue, device_query, last_part,
+    literal_int, same_key)
 
 __all__ = ["Frame", "Replay"]
 
@@ -133,6 +133,8 @@ class Replay(StatementReplay):
             return self.eval(node.value, frame)  # its name is bound by the statement (`_walrus`)
         if isinstance(node, ast.Lambda):
             return Helper(node, frame)
+        if isinstance(node, ast.JoinedStr):  # f"BLOCK_{kind.upper()}": a name built at run time
+            return self._fstring(node, frame)
         return UNKNOWN
 
     def _constant(self, node: ast.Constant) -> Any:
@@ -270,7 +272,7 @@ class Replay(StatementReplay):
             return base.get(key)
         if isinstance(base, dict):
             return next((v for k, v in base.items() if same_key(k, key)), UNKNOWN)
-        if isinstance(base, tuple) and isinstance(key, int):
+        if isinstance(base, tuple) and isinstance(key, int) and not isinstance(key, bool):
             return base[key]
         return UNKNOWN
 
@@ -282,6 +284,8 @@ class Replay(StatementReplay):
                 return owner.method(func.attr, [self.eval(a, frame) for a in node.args])
             if ast.unparse(func) in ("os.environ.get", "os.getenv") and node.args and not node.keywords:
                 return self._environ(node, frame)
+            if isinstance(owner, str) and func.attr in STR_METHODS and not node.args:
+                return getattr(owner, func.attr)()
             if isinstance(owner, int) and func.attr in INT_METHODS and not node.args:
                 return getattr(owner, func.attr)()  # `1 << (n - 1).bit_length()`: a power of two by bits
             if isinstance(owner, Record) and func.attr == "_replace" and not node.args:  # NamedTuple
@@ -307,6 +311,12 @@ class Replay(StatementReplay):
         if made == "next" and isinstance(func, ast.Name) and target is UNKNOWN and node.args \
                 and isinstance(node.args[0], ast.GeneratorExp):  # `next(c for c in _CONFIGS if n <= c["max_n"])`
             return self._first(node.args[0], frame)
+        if target is UNKNOWN and made == "getattr" and isinstance(func, ast.Name) and len(node.args) in (2, 3):
+            return self._getattr(node, frame)
+        if target is UNKNOWN and made == "defaultdict" and node.args and not node.keywords:
+            return self._defaultdict(node, frame)
+        if target is UNKNOWN and made == "MappingProxyType" and len(node.args) == 1 and not node.keywords:
+            return self.eval(node.args[0], frame)  # `types.MappingProxyType({...})`: a read-only view
         if target is UNKNOWN and not node.args and (made == "SimpleNamespace" or made == "dict" and isinstance(
                 func, ast.Name)):  # `dict(BLOCK=256, num_warps=4)`: a dict display by another name
             return LazyDict(self, ast.Dict([ast.Constant(k.arg) for k in node.keywords],
@@ -325,6 +335,36 @@ class Replay(StatementReplay):
                 return UNKNOWN
             return fn(*args, **kwargs)
         return UNKNOWN
+
+    def _getattr(self, node: ast.Call, frame: Frame) -> Any:
+        """`getattr(_Tiles, f"BLOCK_{kind.upper()}")`: the attribute the name comes to, read as
+        if written out (its literal is the one a move edits)."""
+        name = self.eval(node.args[1], frame)
+        if not (isinstance(name, str) and name.isidentifier()):
+            return UNKNOWN
+        got = self.eval(ast.Attribute(value=node.args[0], attr=name, ctx=ast.Load()), frame)
+        return self.eval(node.args[2], frame) if got is UNKNOWN and len(node.args) == 3 else got
+
+    def _defaultdict(self, node: ast.Call, frame: Frame) -> Any:
+        """`collections.defaultdict(lambda: 2, {...})`: the table, and its factory for the keys
+        it lacks."""
+        factory = self.eval(node.args[0], frame)
+        table = self.eval(node.args[1], frame) if len(node.args) > 1 else LazyDict(self, ast.Dict([], []), frame)
+        if not isinstance(factory, Helper) or not isinstance(table, LazyDict):
+            return UNKNOWN
+        return table.with_default(factory)
+
+    def _fstring(self, node: ast.JoinedStr, frame: Frame) -> Any:
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.FormattedValue):
+                value = self.eval(part.value, frame)
+                if part.conversion != -1 or part.format_spec is not None or not isinstance(value, (str, int)):
+                    return UNKNOWN
+                parts.append(str(value))
+            else:
+                parts.append(str(getattr(part, "value", "")))
+        return "".join(parts)
 
     def _environ(self, node: ast.Call, frame: Frame) -> Any:
         """An environment variable as this process sees it (a candidate runs under the same

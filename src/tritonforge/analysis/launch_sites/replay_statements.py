@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Record, last_part, same_key
-from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, walk_local
+from tritonforge.analysis.launch_sites.syntax import defaults_of, dict_update, params_of, walk_local
 
 if TYPE_CHECKING:
     from tritonforge.analysis.launch_sites.replay import Replay
@@ -104,6 +104,11 @@ class StatementReplay:
                 targets = s.targets if isinstance(s, ast.Assign) else [s.target]
                 for t in targets:
                     self._bind(t, s.value, frame, control)
+            elif isinstance(s, ast.Expr) and (update := dict_update(s)) is not None \
+                    and isinstance(table := self.force(frame.values.get(update[0])), LazyDict):
+                for key, value in update[1]:  # `kwargs.update(num_warps=2)`: items added in order
+                    table = table.with_item(key, value, copy_frame(frame))
+                frame.values[update[0]] = table
             elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
                 self._bind(s.target, ast.BinOp(ast.Name(s.target.id, ast.Load()), s.op, s.value), frame, control)
             elif isinstance(s, ast.If):
@@ -134,6 +139,8 @@ class StatementReplay:
             elif isinstance(s, ast.For) and (done := self._for(s, frame, stop_line, control)) is not None:
                 if not done:
                     return False
+            elif isinstance(s, ast.FunctionDef) and frame.fn is not None and not s.decorator_list:
+                frame.values[s.name] = Helper(s, closure=frame)  # a helper's own helper, closing over it
             elif isinstance(s, (ast.For, ast.While, ast.AsyncFor, ast.Try, ast.Import, ast.ImportFrom,
                                 ast.FunctionDef, ast.ClassDef)):
                 self._forget(s, frame)  # loops, handlers, imports: their names come from the capture
@@ -295,6 +302,17 @@ class LazyDict:
         self.replay = replay
         self.entries = [(k, v, frame) for k, v in zip(node.keys, node.values)]  # each read in its frame
         self.namespace = namespace  # a `types.SimpleNamespace(...)`, read by attribute
+        self.default: Helper | None = None  # a defaultdict's factory
+
+    def with_default(self, factory: Helper) -> "LazyDict":
+        out = self.with_entries([])
+        out.default = factory
+        return out
+
+    def with_entries(self, more: list[tuple[ast.expr | None, ast.expr, Frame]]) -> "LazyDict":
+        out = LazyDict(self.replay, ast.Dict([], []), self.entries[0][2] if self.entries else None, self.namespace)
+        out.entries, out.default = [*self.entries, *more], self.default
+        return out
 
     def with_fields(self, record: Record) -> "LazyDict":
         """`dataclasses.asdict(cfg)`: the record's fields, each read where it was given."""
@@ -303,9 +321,7 @@ class LazyDict:
 
     def with_item(self, key: ast.expr, value: ast.expr, frame: Frame) -> "LazyDict":
         """The dict after `d[key] = value` (a table filled at import time)."""
-        out = LazyDict(self.replay, ast.Dict([], []), frame, self.namespace)
-        out.entries = [*self.entries, (key, value, frame)]
-        return out
+        return self.with_entries([(key, value, frame)])
 
     def get(self, key: Any) -> Any:
         for k, v, frame in reversed(self.entries):  # the last write of a key wins
@@ -314,7 +330,7 @@ class LazyDict:
             written = self.replay.eval(k, frame)
             if written is not UNKNOWN and same_key(written, key):
                 return self.replay.eval(v, frame)
-        return UNKNOWN
+        return self.default.call(self.replay, [], {}) if self.default is not None else UNKNOWN
 
 
 class Helper:
@@ -335,7 +351,7 @@ class Helper:
         for name, default in defaults_of(self.fn).items():
             if name not in bound:
                 bound[name] = replay.eval(default, replay.module_frame())
-        frame = Frame(self.fn, values=bound)
+        frame = Frame(self.fn, values={**(self.closure.values if self.closure else {}), **bound})
         replay._statements(self.fn.body, frame, None, ())
         return replay.force(frame.values.get("<return>", UNKNOWN))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import math
 import operator
 from dataclasses import dataclass, field
@@ -107,14 +108,23 @@ def _cdiv(a: Any, b: Any) -> int:
     return -(-int(a) // int(b))
 
 
+def _sequence(items: Any) -> Any:
+    """`list(...)`/`tuple(...)` of a sequence replay holds (as a tuple, as list displays are)."""
+    return tuple(items) if isinstance(items, (tuple, str)) else UNKNOWN
+
+
 # Callables host code uses to size launches, by dotted name as written.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len, "bool": bool,
     "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
     "math.prod": math.prod, "math.gcd": math.gcd,
+    "list": lambda items: _sequence(items), "tuple": lambda items: _sequence(items),
+    "itertools.product": lambda *seqs: tuple(itertools.product(*seqs)) if all(
+        isinstance(s, tuple) for s in seqs) else UNKNOWN,
     "bisect.bisect_left": bisect.bisect_left, "bisect.bisect_right": bisect.bisect_right, "bisect.bisect": bisect.bisect,
 }
 INT_METHODS = ("bit_length", "bit_count")
+STR_METHODS = ("upper", "lower", "strip", "title", "capitalize")
 # Asked of this process, which sees the GPU the candidates run on (or none, as the interpreter's
 # worker does): a capture answers them the same way (worker.analysis_ops).
 DEVICE_QUERIES = ("torch.cuda.is_available", "torch.cuda.get_device_capability")
@@ -130,7 +140,7 @@ def device_query(name: str) -> Any:
 
 
 TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
-MODULES = ("triton", "tl", "torch", "math", "triton.language", "bisect")
+MODULES = ("triton", "tl", "torch", "math", "triton.language", "bisect", "itertools")
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
     ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,

@@ -153,3 +153,19 @@ def record_fields(cls: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None
                 value = next((k.value for k in value.keywords if k.arg == "default"), None)
             out.append((n.target.id, value))
     return out
+
+
+def dict_update(stmt: ast.Expr) -> tuple[str, list[tuple[ast.expr, ast.expr]]] | None:
+    """`name.update(k=v, ...)` or `name.update({"k": v, ...})`: the name and the items it adds."""
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "update"
+            and isinstance(call.func.value, ast.Name)):
+        return None
+    items: list[tuple[ast.expr, ast.expr]] = [(ast.Constant(k.arg), k.value) for k in call.keywords if k.arg]
+    if len(items) != len(call.keywords) or len(call.args) > 1:
+        return None
+    if call.args:
+        if not isinstance(call.args[0], ast.Dict) or any(k is None for k in call.args[0].keys):
+            return None
+        items = [*zip(call.args[0].keys, call.args[0].values), *items]  # type: ignore[list-item]
+    return call.func.value.id, items
