@@ -518,6 +518,16 @@ def triton_pow2(n: int) -> int:
     ("dict_get_default.py", "_sigmoid_kernel.num_warps", 4,  # defaultdict(lambda: 2, ...)
      "_WARPS = collections.defaultdict(lambda: 4, {torch.float16: 4})"),
     ("runtime_kwargs_dict.py", "_mish_kernel.BLOCK", 256, 'kwargs["BLOCK"] = 256'),  # filled, then **kwargs
+    # Probe round 15.
+    ("device_name_table.py", "_silu_kernel.BLOCK", 512,  # next(..., (128, 2)) over _TUNED.items()
+     "block, warps = next((v for k, v in _TUNED.items() if k in name), (512, 2))"),
+    ("module_property_block.py", "_bias_tanh_kernel.BLOCK", 256, "return 128 if self.wide else 256"),  # @property
+    ("init_fallback_config.py", "_neg_kernel.BLOCK_SIZE", 512,  # a plain class's __init__
+     "self.block_size = block_size if block_size is not None else 512"),
+    ("dict_merge_overrides.py", "_softsign_kernel.BLOCK_SIZE", 512,  # {**_BASE, **_OVERRIDES.get(...)}
+     '_BASE_CONFIG = {"BLOCK_SIZE": 512, "num_warps": 4}'),
+    ("lazy_global_config.py", "_residual_kernel.BLOCK_SIZE", 512,  # `if _CONFIG is None: _CONFIG = {...}`
+     '_CONFIG = {"BLOCK_SIZE": 512, "num_warps": 2}'),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.
@@ -558,3 +568,13 @@ def test_a_default_named_by_a_constant_says_the_constants_line():
     runtime = Runtime.from_records(capture(path), None, source_key(source), 1)
     block = SearchSpace.from_source(source, "row_sumsq", runtime).get("_row_sumsq_kernel.BLOCK")
     assert block.free and block.why == "block = DEFAULT_BLOCK = 256 (line 10)"
+
+
+def test_a_dict_bound_in_two_branches_says_its_keys():
+    # vLLM's `extra_kargs = {}`, or `{"waves_per_eu": 2}` on ROCm, spread last (probe round 15):
+    # num_stages was "set at run time ... may come from **extra_kargs, whose keys the file does
+    # not say", though neither dict has it.
+    space, _ = captured_space(STYLES / "hip_extra_kwargs.py")
+    stages = space.get("_quick_gelu_kernel.num_stages")
+    assert "whose keys the file does not say" not in stages.why
+    assert stages.current == 3 and space.get("_quick_gelu_kernel.BLOCK").free

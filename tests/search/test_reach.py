@@ -67,6 +67,11 @@ STYLES = FIXTURES / "problems" / "styles"
     ("nested_inner_helper.py", "return "),  # a helper defined inside a helper
     ("dict_get_default.py", "_BLOCKS.get(x.dtype, "),
     ("runtime_kwargs_dict.py", 'kwargs["BLOCK"] = '),  # a dict filled in the entry, then **kwargs
+    ("device_name_table.py", "next((v for k, v in _TUNED.items()"),  # next's default
+    ("module_property_block.py", "return 128 if self.wide else "),  # a Module's @property
+    ("init_fallback_config.py", "self.block_size = "),  # a plain class's __init__
+    ("dict_merge_overrides.py", "_BASE_CONFIG = "),  # {**_BASE, **_OVERRIDES.get(dtype, {})}
+    ("lazy_global_config.py", "_CONFIG = {"),  # a global made on first use
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -221,10 +221,10 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
     for kw in call.keywords:
         if kw.arg is None:  # **meta: each key the dict is known to have, as `meta["KEY"]`
             keys = spread_keys(module, kw.value, scope)
-            if not keys and not opaque:
+            if keys is None and not opaque:
                 data = data_file(module, kw.value, scope)
                 opaque = f"**{module.text(kw.value)}" + (f", read at run time from {data}" if data else "")
-            for key in keys:
+            for key in keys or []:
                 item = ast.Subscript(kw.value, ast.Constant(key), ast.Load())  # no position: text is unparsed
                 (bound if key in facts.params else options).setdefault(key, item)
         elif kw.arg in facts.params:
@@ -332,36 +332,35 @@ def data_file(module: SourceModule, expr: ast.expr, scope: Scope) -> str | None:
     return names[0] if names else "a file"
 
 
-def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int = 0) -> list[str]:
+def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int = 0) -> list[str] | None:
     """The string keys a dict spread into a launch (`**meta`) has, where the file says: a dict
-    literal or `dict(...)` call, a record's `dataclasses.asdict(...)`, a name bound once to one,
-    or a helper of this file whose every `return` gives one (the keys of all its returns). []
-    where unknown."""
+    literal (its own `**` spreads included) or `dict(...)` call, a record's
+    `dataclasses.asdict(...)`, a table's `.get(key, {})`, a name bound to one (in each of its
+    bindings), or a helper of this file whose every `return` gives one (the keys of all its
+    returns). None where unknown."""
     if depth > 6:
-        return []
+        return None
     made = module.config_made(config_holder(expr), scope)  # `**cfg.all_kwargs()` of a triton.Config
     if made is not None:
         return config_keys(made[0], isinstance(expr, ast.Call))
     if isinstance(expr, ast.Call) and last_name(expr.func) == "asdict" and len(expr.args) == 1:
         record = module.instance_of(expr.args[0], scope)  # `**dataclasses.asdict(cfg)`: its fields
         fields = module.record_fields(record.cls) if record is not None else None
-        return [name for name, _ in fields] if fields else []
+        return [name for name, _ in fields] if fields else None
     if isinstance(expr, ast.Call) and last_name(expr.func) == "MappingProxyType" and len(expr.args) == 1:
         return spread_keys(module, expr.args[0], scope, depth + 1)  # a read-only view of a dict
-    if isinstance(expr, ast.Dict):
-        if any(k is None or not (isinstance(k, ast.Constant) and isinstance(k.value, str)) for k in expr.keys):
-            return []
-        return [k.value for k in expr.keys]  # type: ignore[union-attr]
+    if isinstance(expr, ast.Dict):  # `{**_BASE, **_OVERRIDES.get(dtype, {}), "BLOCK": 64}`
+        parts = [spread_keys(module, v, scope, depth + 1) if k is None else
+                 [k.value] if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+                 for k, v in zip(expr.keys, expr.values)]
+        return None if any(p is None for p in parts) else _union(parts)  # type: ignore[arg-type]
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" and not expr.args:
-        return [] if any(k.arg is None for k in expr.keywords) else [k.arg for k in expr.keywords]  # type: ignore[misc]
+        return None if any(k.arg is None for k in expr.keywords) else [k.arg for k in expr.keywords]  # type: ignore[misc]
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" \
+            and len(expr.args) == 2 and isinstance(expr.func.value, ast.Name):
+        return _table_get_keys(module, expr, scope, depth)
     if isinstance(expr, ast.Name):
-        bind, where, _ = module.definition(expr.id, scope)
-        if not (bind and bind.exact and bind.value):
-            return []
-        keys = spread_keys(module, bind.value, where, depth + 1)
-        if isinstance(bind.value, ast.Dict) or keys:
-            keys = list(dict.fromkeys([*keys, *_added_keys(expr.id, where.fn or module.tree)]))
-        return keys
+        return _name_keys(module, expr.id, scope, depth)
     held = module.member(expr, scope)  # `**self.launch_kwargs`, set once in the class
     if held is not None:
         return spread_keys(module, held[0], held[1], depth + 1)
@@ -369,11 +368,39 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
         helper = module.functions[expr.func.id]
         inner = Scope(helper, {}, scope.chain + (helper.name,))
         returns = [n.value for n in walk_local(helper) if isinstance(n, ast.Return)]
-        keys = [spread_keys(module, r, inner, depth + 1) if r is not None else [] for r in returns]
-        if not keys or any(not k for k in keys):
-            return []
-        return list(dict.fromkeys(k for ks in keys for k in ks))
-    return []
+        keys = [spread_keys(module, r, inner, depth + 1) if r is not None else None for r in returns]
+        return None if not keys or any(k is None for k in keys) else _union(keys)  # type: ignore[arg-type]
+    return None
+
+
+def _name_keys(module: SourceModule, name: str, scope: Scope, depth: int) -> list[str] | None:
+    """The keys of a dict a name holds: every binding's (`extra = {}`, then `extra =
+    {"waves_per_eu": 2}` on one platform), and the items the code adds to it."""
+    bind, where, _ = module.definition(name, scope)
+    binds = [bind] if bind is not None else []
+    if bind is None and scope.fn is not None and module.local(scope.fn).get(name):
+        binds = module.local(scope.fn)[name]
+    elif bind is None and (scope.fn is None or name not in {p.arg for p in params_of(scope.fn)}):
+        binds, where = module.top.get(name, []), module.module_scope()
+    if not binds or any(not (b.exact and b.value) for b in binds):
+        return None
+    keys = [spread_keys(module, b.value, where, depth + 1) for b in binds]
+    if any(k is None for k in keys):
+        return None
+    return _union([*keys, _added_keys(name, where.fn or module.tree)])  # type: ignore[list-item]
+
+
+def _table_get_keys(module: SourceModule, call: ast.Call, scope: Scope, depth: int) -> list[str] | None:
+    """`_OVERRIDES.get(x.dtype, {})`, a table of dicts: the keys of any of its entries."""
+    bind, where, _ = module.definition(call.func.value.id, scope)  # type: ignore[attr-defined]
+    if not (bind and bind.exact and isinstance(bind.value, ast.Dict)) or None in bind.value.keys:
+        return None
+    keys = [spread_keys(module, v, where, depth + 1) for v in [*bind.value.values, call.args[1]]]
+    return None if any(k is None for k in keys) else _union(keys)  # type: ignore[arg-type]
+
+
+def _union(keys: list[list[str]]) -> list[str]:
+    return list(dict.fromkeys(k for ks in keys for k in ks))
 
 
 def _added_keys(name: str, body: ast.AST) -> list[str]:

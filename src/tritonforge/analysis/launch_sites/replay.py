@@ -23,11 +23,11 @@ import operator
 import os
 from typing import Any, Callable
 
-from tritonforge.analysis.launch_sites.replay_statements import Frame, Helper, LazyDict, StatementReplay
+from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_METHODS,
-    TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Record, TensorValue, device_query, last_part,
-    literal_int, same_key)
+    TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Instance, Record, TensorValue, device_query,
+    last_part, literal_int, same_key)
 
 __all__ = ["Frame", "Replay"]
 
@@ -165,6 +165,10 @@ class Replay(StatementReplay):
             return self.eval(member, self.module_frame()) if base.is_int else EnumMember(base.node.name, node.attr, member)
         if isinstance(base, ClassValue):
             return self._class_attribute(base, node.attr)
+        if isinstance(base, Instance):
+            if node.attr in base.attrs:
+                return self.force(base.attrs[node.attr])
+            return self._class_attribute(base.cls, node.attr, base)
         if isinstance(base, Record):
             if node.attr in base.fields:
                 expr, where = base.fields[node.attr]
@@ -208,23 +212,35 @@ class Replay(StatementReplay):
     def _first(self, gen: ast.GeneratorExp, frame: Frame) -> Any:
         """`next(elt for target in items if ...)` over a sequence the file writes: the first
         item whose tests pass, as a loop searching a size table takes it."""
-        if len(gen.generators) != 1 or gen.generators[0].is_async or not isinstance(gen.generators[0].target, ast.Name):
+        if len(gen.generators) != 1 or gen.generators[0].is_async:
             return UNKNOWN
         loop = gen.generators[0]
         items = self.eval(loop.iter, frame)
         if not isinstance(items, tuple):
             return UNKNOWN
         for item in items:
-            inner = Frame(frame.fn, {**frame.values, loop.target.id: item}, frame.captured)
+            names = _unpacked(loop.target, item)
+            if names is None:
+                return UNKNOWN
+            inner = Frame(frame.fn, {**frame.values, **names}, frame.captured)
             tests = [self.eval(t, inner) for t in loop.ifs]
             if any(t is UNKNOWN for t in tests):
                 return UNKNOWN
             if all(tests):
                 return self.eval(gen.elt, inner)
-        return UNKNOWN  # StopIteration: not a launch value
+        return NOT_FOUND  # StopIteration, or next's default
 
-    def _class_attribute(self, cls: ClassValue, attr: str) -> Any:
-        """`Cls.X` or `cls.X`: a literal of the class body, or a method replay can call."""
+    def _instance(self, cls: ClassValue, args: list[Any], kwargs: dict[str, Any]) -> Instance:
+        """`KernelConfig(num_warps=1)` of a plain class: its `__init__` replayed on a new instance."""
+        made = Instance(cls)
+        init = cls.method("__init__")
+        if init is not None:
+            Helper(init[0], bound=(made,)).call(self, args, kwargs)
+        return made
+
+    def _class_attribute(self, cls: ClassValue, attr: str, instance: Instance | None = None) -> Any:
+        """`Cls.X`, `cls.X` or `self.X` not set by `__init__`: a literal of the class body, or a
+        method replay can call."""
         value = cls.attribute(attr)
         if value is not None:
             return self.eval(value, self.module_frame())
@@ -232,6 +248,10 @@ class Replay(StatementReplay):
         if method is None:
             return UNKNOWN
         fn, binding = method
+        if binding == "property":  # `self.block` of a `@property`: its value, as Python reads it
+            return Helper(fn, bound=(instance or cls,)).call(self, [], {})
+        if binding == "plain" and instance is not None:
+            return Helper(fn, bound=(instance,))
         return Helper(fn, bound=(cls,) if binding == "class" else ())
 
     def _apply(self, op: Callable[[Any, Any], Any] | None, a: Any, b: Any) -> Any:
@@ -246,7 +266,10 @@ class Replay(StatementReplay):
             fn = COMPARE.get(type(op))
             if fn is None or left is UNKNOWN or right is UNKNOWN:
                 return UNKNOWN
-            if not fn(left, right):
+            holds = fn(left, right)
+            if holds is UNKNOWN:  # `x is y` of objects replay stands in for
+                return UNKNOWN
+            if not holds:
                 return False
             left = right
         return True
@@ -290,11 +313,13 @@ class Replay(StatementReplay):
                 return getattr(owner, func.attr)()  # `1 << (n - 1).bit_length()`: a power of two by bits
             if isinstance(owner, Record) and func.attr == "_replace" and not node.args:  # NamedTuple
                 return self._replaced(owner, node, frame)
+            if isinstance(owner, LazyDict) and func.attr in ("items", "keys", "values") and not node.args:
+                return owner.listing(func.attr)  # `for k, v in _TUNED.items()`
             if isinstance(owner, (LazyDict, dict)) and func.attr == "get" and node.args:
                 key = self.eval(node.args[0], frame)
-                got = owner.get(key) if isinstance(owner, LazyDict) else self._subscript_dict(owner, key)
-                if got is UNKNOWN and len(node.args) > 1:
-                    return self.eval(node.args[1], frame)
+                got = owner.lookup(key) if isinstance(owner, LazyDict) else self._subscript_dict(owner, key)
+                if got is MISSING or got is UNKNOWN and not isinstance(owner, LazyDict):
+                    return self.eval(node.args[1], frame) if len(node.args) > 1 else None
                 return got
         target = self.eval(func, frame)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
@@ -308,9 +333,11 @@ class Replay(StatementReplay):
                         else LazyDict(self, ast.Dict([], []), frame).with_fields(args[0]))
         if isinstance(target, ClassValue) and target.fields() is not None:
             return self._record(target, node, frame)
-        if made == "next" and isinstance(func, ast.Name) and target is UNKNOWN and node.args \
+        if made == "next" and isinstance(func, ast.Name) and target is UNKNOWN and len(node.args) in (1, 2) \
                 and isinstance(node.args[0], ast.GeneratorExp):  # `next(c for c in _CONFIGS if n <= c["max_n"])`
-            return self._first(node.args[0], frame)
+            got = self._first(node.args[0], frame)
+            return self.eval(node.args[1], frame) if got is NOT_FOUND and len(node.args) == 2 else \
+                UNKNOWN if got is NOT_FOUND else got
         if target is UNKNOWN and made == "getattr" and isinstance(func, ast.Name) and len(node.args) in (2, 3):
             return self._getattr(node, frame)
         if target is UNKNOWN and made == "defaultdict" and node.args and not node.keywords:
@@ -323,6 +350,8 @@ class Replay(StatementReplay):
                                             [k.value for k in node.keywords]), frame, made == "SimpleNamespace")
         args = args if args is not None else [self.eval(a, frame) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
+        if isinstance(target, ClassValue):
+            return self._instance(target, args, kwargs)
         if isinstance(target, Helper):
             return target.call(self, args, kwargs)
         if isinstance(target, str) and target in DEVICE_QUERIES:
@@ -385,3 +414,16 @@ def _from_dataclasses(target: Any) -> bool:
     """`replace`/`asdict` as imported from dataclasses (by name or through the module), not a
     function of the file's own by the same name."""
     return target is UNKNOWN or isinstance(target, Dotted) and target.name.startswith("dataclasses.")
+
+
+NOT_FOUND = object()  # a search over a table that stopped at no item
+
+
+def _unpacked(target: ast.expr, item: Any) -> dict[str, Any] | None:
+    """The names a loop target binds to one item (`k, v` of an `.items()` pair), or None."""
+    if isinstance(target, ast.Name):
+        return {target.id: item}
+    if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts) \
+            and isinstance(item, tuple) and len(item) == len(target.elts):
+        return {e.id: v for e, v in zip(target.elts, item)}  # type: ignore[attr-defined]
+    return None

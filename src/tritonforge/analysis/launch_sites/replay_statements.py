@@ -8,7 +8,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Record, last_part, same_key
+from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Instance, Record, last_part, same_key
 from tritonforge.analysis.launch_sites.syntax import defaults_of, dict_update, params_of, walk_local
 
 if TYPE_CHECKING:
@@ -90,7 +90,18 @@ class StatementReplay:
             return
         first = params[0].arg
         if frame.values.get(first, UNKNOWN) is UNKNOWN:
-            frame.values[first] = ClassValue(owner)
+            frame.values[first] = ClassValue(owner) if "classmethod" in marks else self._module_instance(owner)
+
+    def _module_instance(self, owner: ast.ClassDef) -> Any:
+        """The one instance of `owner` the module makes (`bias_tanh = BiasTanh()`, an entry),
+        as replay makes it; the class itself where there is not exactly one."""
+        made = [s for s in self.tree.body if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
+                and isinstance(s.value.func, ast.Name) and s.value.func.id == owner.name]
+        if len(made) == 1 and len(made[0].targets) == 1 and isinstance(made[0].targets[0], ast.Name):
+            got = self.name(made[0].targets[0].id, self.module_frame())
+            if isinstance(got, Instance):
+                return got
+        return ClassValue(owner)
 
     def _statements(self, body: list[ast.stmt], frame: Frame, stop_line: int | None,
                     control: tuple[ast.Constant, ...]) -> bool:
@@ -240,6 +251,9 @@ class StatementReplay:
                     frame.values[t.id] = Thunk(v, env, control, i)
                 else:
                     self._forget_target(t, frame)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and part is None \
+                and isinstance(owner := frame.values.get(target.value.id), Instance):
+            owner.attrs[target.attr] = Thunk(value, copy_frame(frame), control)  # `self.block = ...`
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and part is None \
                 and isinstance(table := self.force(frame.values.get(target.value.id)), LazyDict):
             frame.values[target.value.id] = table.with_item(target.slice, value, copy_frame(frame))
@@ -294,6 +308,9 @@ class StatementReplay:
         return self._once[key]
 
 
+MISSING = object()  # a key a table does not have
+
+
 class LazyDict:
     """A dict literal whose values are evaluated only when looked up, so that a lookup reads
     the literals of the entry it selects and no others."""
@@ -323,14 +340,37 @@ class LazyDict:
         """The dict after `d[key] = value` (a table filled at import time)."""
         return self.with_entries([(key, value, frame)])
 
+    def listing(self, kind: str) -> Any:
+        """`.items()`, `.keys()` or `.values()` of a table every key of which the file writes."""
+        table: dict[str, tuple[Any, Any]] = {}
+        for k, v, frame in self.entries:
+            key = self.replay.eval(k, frame) if k is not None else UNKNOWN
+            if key is UNKNOWN:
+                return UNKNOWN
+            table[repr(key)] = (key, self.replay.eval(v, frame))
+        pairs = list(table.values())
+        return tuple(pairs if kind == "items" else [p[0] if kind == "keys" else p[1] for p in pairs])
+
     def get(self, key: Any) -> Any:
+        got = self.lookup(key)
+        if got is MISSING:
+            return self.default.call(self.replay, [], {}) if self.default is not None else UNKNOWN
+        return got
+
+    def lookup(self, key: Any) -> Any:
+        """The value of `key`, MISSING where the table does not have it, UNKNOWN where replay
+        cannot tell."""
         for k, v, frame in reversed(self.entries):  # the last write of a key wins
-            if k is None:
-                return UNKNOWN  # **spread: the keys are not all written here
+            if k is None:  # `{**_BASE, **_OVERRIDES.get(dtype, {})}`: the spread dict's own
+                inner = self.replay.eval(v, frame)
+                got = inner.lookup(key) if isinstance(inner, LazyDict) else UNKNOWN
+                if got is not MISSING:
+                    return got
+                continue
             written = self.replay.eval(k, frame)
             if written is not UNKNOWN and same_key(written, key):
                 return self.replay.eval(v, frame)
-        return self.default.call(self.replay, [], {}) if self.default is not None else UNKNOWN
+        return MISSING
 
 
 class Helper:

@@ -149,6 +149,8 @@ BINOPS: dict[type, Callable[[Any, Any], Any]] = {
 COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
     ast.NotEq: operator.ne, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.Is: lambda a, b: a is b if a is None or b is None else UNKNOWN,
+    ast.IsNot: lambda a, b: a is not b if a is None or b is None else UNKNOWN,
 }
 
 
@@ -170,6 +172,15 @@ class EnumClass:
         values = [n.value for n in self.node.body if isinstance(n, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
         return values[0] if len(values) == 1 else None
+
+
+@dataclass
+class Instance:
+    """An instance of a plain class of the file, made where replay can see the call: the
+    attributes its `__init__` sets (`self.block = block or 128`), each read where it was set."""
+
+    cls: "ClassValue"
+    attrs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -237,6 +237,9 @@ class SourceModule:
         """The one plain assignment of `attr` in class `owner` (the class body, or a method such as
         `__init__`, read as the call that made the instance passes its arguments), or why not."""
         sets = self._attribute_sets(owner, attr)
+        prop = self._property(owner, attr) if not sets else None
+        if prop is not None:  # `@property def block(self): return 128 if self.wide else 32`
+            return prop[0], Scope(prop[1], {}, scope.chain + (f"{owner}.{attr}",), owner, scope.instance)
         if len(sets) != 1:
             return "is never set in its class" if not sets else f"is set {len(sets)} times in its class"
         value, where = sets[0]
@@ -248,6 +251,17 @@ class SourceModule:
             return "is set per instance"
         return value, Scope(where, self._init_args(where, scope), scope.chain + (f"{owner}.{where.name}",), owner,
                             scope.instance)
+
+    def _property(self, owner: str, attr: str) -> tuple[ast.expr, ast.FunctionDef] | None:
+        """The one returned expression of a `@property` of class `owner`, and the property."""
+        cls = self.classes.get(owner)
+        fn = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == attr), None) if cls else None
+        if fn is None or not any(last_name(d) in ("property", "cached_property") for d in fn.decorator_list):
+            return None
+        body = [n for n in fn.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+            return None
+        return body[0].value, fn
 
     def _named(self, text: str, value: ast.expr, scope: Scope, depth: int) -> Resolved:
         """`value` resolved in `scope`, a literal said to be where `text` (how the launch reads

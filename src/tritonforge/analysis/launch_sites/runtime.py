@@ -109,6 +109,8 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
             return {}, f"not computable from this file and the captured values ({case})"
         if verify and edits is None and param in launch.values and launch.values[param] != got:
             shown = got.name if isinstance(got, Dotted) else got  # `tl.float32`, as written
+            if not isinstance(shown, (int, float, str, bool, tuple, type(None))):
+                return {}, f"replaying the source gives no plain value ({case})"  # a function, a record
             return {}, f"replaying the source gives {shown}, the launch received {launch.values[param]} ({case})"
         out[case] = got
     if edits is None:
