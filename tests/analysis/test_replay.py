@@ -528,6 +528,7 @@ def triton_pow2(n: int) -> int:
      '_BASE_CONFIG = {"BLOCK_SIZE": 512, "num_warps": 4}'),
     ("lazy_global_config.py", "_residual_kernel.BLOCK_SIZE", 512,  # `if _CONFIG is None: _CONFIG = {...}`
      '_CONFIG = {"BLOCK_SIZE": 512, "num_warps": 2}'),
+    ("dispatch_dict_kernels.py", "_sq_kernel.BLOCK", 512, '"square": (_sq_kernel, 512),'),  # (kernel, block) pairs
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.
@@ -578,3 +579,12 @@ def test_a_dict_bound_in_two_branches_says_its_keys():
     stages = space.get("_quick_gelu_kernel.num_stages")
     assert "whose keys the file does not say" not in stages.why
     assert stages.current == 3 and space.get("_quick_gelu_kernel.BLOCK").free
+
+
+def test_a_kernel_picked_per_case_from_a_table_has_its_block_read_where_it_runs():
+    # `kernel, block = _ACTIVATIONS[act]` (probe round 15): "no launch site in the problem
+    # file"; each kernel's block is now read on the cases that launch it.
+    space, _ = captured_space(STYLES / "dispatch_dict_kernels.py")
+    relu, square = space.get("_relu_kernel.BLOCK"), space.get("_sq_kernel.BLOCK")
+    assert relu.free and relu.current == 64 and square.free and square.current == 128
+    assert not [t for t in space.tunables if "@" in t.id]  # one value per kernel, no branch copies

@@ -72,6 +72,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("init_fallback_config.py", "self.block_size = "),  # a plain class's __init__
     ("dict_merge_overrides.py", "_BASE_CONFIG = "),  # {**_BASE, **_OVERRIDES.get(dtype, {})}
     ("lazy_global_config.py", "_CONFIG = {"),  # a global made on first use
+    ("dispatch_dict_kernels.py", "_ACTIVATIONS = {"),  # `kernel, block = _ACTIVATIONS[act]`
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -88,11 +88,12 @@ def _kernels_launched(module: SourceModule, call: ast.Call, scope: Scope) -> lis
     return _kernels_of(module, target, scope) if target is not None else []
 
 
-def _kernels_of(module: SourceModule, node: ast.expr, scope: Scope, depth: int = 0) -> list[str]:
+def _kernels_of(module: SourceModule, node: ast.expr, scope: Scope, depth: int = 0,
+                part: int | None = None) -> list[str]:
     """The kernels of this file an expression stands for: the kernel itself, a name bound to
     one, a parameter of a generic launcher (`def launch(kernel, ...): kernel[grid](...)`) bound
     to one by its caller, a factory's call, or an item of a dict, list or tuple of kernels (each
-    of them)."""
+    of them; with `part`, the part-th element of each item, a table of `(kernel, block)`)."""
     if depth > 8:
         return []
     if isinstance(node, ast.Name):
@@ -105,6 +106,8 @@ def _kernels_of(module: SourceModule, node: ast.expr, scope: Scope, depth: int =
         bind, where, _ = module.definition(node.id, scope)
         if bind is not None and bind.exact and bind.value is not None:
             return _kernels_of(module, bind.value, where, depth + 1)
+        if bind is not None and bind.part is not None and isinstance(bind.value, ast.Subscript):
+            return _kernels_of(module, bind.value, where, depth + 1, bind.part)  # `kernel, block = _OPS[act]`
         return []
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in module.factory:
         return [module.factory[node.func.id]]  # `make_kernel(...)`: the one kernel it makes
@@ -116,6 +119,10 @@ def _kernels_of(module: SourceModule, node: ast.expr, scope: Scope, depth: int =
         table = bind.value if bind is not None and bind.exact else None
     items = table.values if isinstance(table, ast.Dict) else \
         table.elts if isinstance(table, (ast.List, ast.Tuple)) else []
+    if part is not None:
+        items = [v.elts[part] if isinstance(v, ast.Tuple) and part < len(v.elts) else None for v in items]
+        if any(v is None for v in items):
+            return []
     names = [_kernels_of(module, v, scope, depth + 1) for v in items if v is not None]
     if not names or any(len(n) != 1 for n in names):
         return []

@@ -91,7 +91,11 @@ class ReplayedValue:
     case_knobs: dict[str, tuple[ast.Constant, ...]] = field(default_factory=dict)  # the literals each case reads
 
     def case(self, runtime: "Runtime") -> str:
-        return self.aim or runtime.dominant
+        if self.aim:
+            return self.aim
+        if self.per_case and runtime.dominant not in self.per_case:  # its kernel runs on other cases
+            return list(self.per_case)[-1]
+        return runtime.dominant
 
 
 def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param: str,
@@ -101,7 +105,10 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
     captured from) disagrees with what its launch received."""
     out: dict[str, Any] = {}
     by_case: dict[str, tuple[ast.Constant, ...]] = {}
-    for case in runtime.cases:
+    launching = [c for c in runtime.cases if runtime.launch(c, value.kernel, value.occurrence) is not None]
+    # A launch site that picks its kernel per case (`kernel, block = _OPS[act]`): each kernel's
+    # value is read on the cases that launch it.
+    for case in launching if launching and value.kernel else runtime.cases:
         got, reads = _evaluate(tree, runtime, value, case, edits)
         by_case[case] = tuple(dict.fromkeys(reads))
         launch = runtime.launch(case, value.kernel, value.occurrence)
@@ -210,7 +217,7 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
 
 def _distinct(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: dict[int, int]) -> int:
     """How many different values `value` takes over the cases under `edits`."""
-    return len({repr(_evaluate(tree, runtime, value, case, edits)[0]) for case in runtime.cases})
+    return len({repr(_evaluate(tree, runtime, value, case, edits)[0]) for case in value.per_case or runtime.cases})
 
 
 def _value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: dict[int, int]) -> Any:

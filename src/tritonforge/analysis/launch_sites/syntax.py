@@ -91,6 +91,7 @@ def bind_call(fn: ast.FunctionDef, call: ast.Call, skip: int = 0) -> dict[str, a
 class Binding:
     value: ast.expr | None  # None: bound in a way we do not follow (loop, import, +=)
     exact: bool  # False: one part of an unpacked value (`M, K = a.shape`)
+    part: int | None = None  # which part, for a name of a flat tuple target (`kernel, block = ...`)
 
 
 def bindings(nodes: Iterable[ast.AST]) -> dict[str, list[Binding]]:
@@ -134,9 +135,11 @@ def _bind_target(target: ast.expr, value: ast.expr, out: dict[str, list[Binding]
             for t, v in zip(target.elts, value.elts):  # type: ignore[union-attr]
                 _bind_target(t, v, out)
             return
-        for n in ast.walk(target):
-            if isinstance(n, ast.Name):
-                out[n.id].append(Binding(value, False))
+        flat = not any(isinstance(e, ast.Starred) for e in target.elts)
+        for i, e in enumerate(target.elts):
+            for n in ast.walk(e):
+                if isinstance(n, ast.Name):
+                    out[n.id].append(Binding(value, False, i if flat and n is e else None))
 
 
 def record_fields(cls: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None:

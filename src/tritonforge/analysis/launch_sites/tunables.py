@@ -93,7 +93,7 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     literals = ", ".join(f"{c.value} (line {c.lineno})" for c in rv.knobs)
     origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
     where = f"{origin}, computed at run time; it reads {literals}" + _per_case(rv.per_case)
-    u.resolved = Resolved("replayed", u.resolved.text, where, None, rv.per_case.get(runtime.dominant))
+    u.resolved = Resolved("replayed", u.resolved.text, where, None, rv.per_case.get(rv.case(runtime)))
 
 
 def _per_case(values: dict[str, Any]) -> str:
@@ -122,7 +122,8 @@ def _branches(u: Use, runtime: Runtime) -> list[Use]:
     case, so each branch is tuned for the cases that take it."""
     rv = u.replayed
     assert rv is not None
-    seen = [frozenset(id(k) for k in rv.case_knobs.get(runtime.dominant, ()))]
+    main = rv.case(runtime)  # the dominant case, or the last that launches this kernel
+    seen = [frozenset(id(k) for k in rv.case_knobs.get(main, ()))]
     out = []
     for case, knobs in rv.case_knobs.items():
         reads = frozenset(id(k) for k in knobs)
@@ -131,7 +132,7 @@ def _branches(u: Use, runtime: Runtime) -> list[Use]:
         seen.append(reads)
         branch = dataclasses.replace(rv, knobs=knobs, aim=case)
         literals = ", ".join(f"{c.value} (line {c.lineno})" for c in knobs)
-        where = f"{u.resolved.text or u.param} on {case} (another branch than {runtime.dominant}); it reads {literals}"
+        where = f"{u.resolved.text or u.param} on {case} (another branch than {main}); it reads {literals}"
         out.append(dataclasses.replace(u, resolved=Resolved("replayed", u.resolved.text, where, None, rv.per_case[case]),
                                        replayed=branch))
     return out
