@@ -588,3 +588,11 @@ def test_a_kernel_picked_per_case_from_a_table_has_its_block_read_where_it_runs(
     relu, square = space.get("_relu_kernel.BLOCK"), space.get("_sq_kernel.BLOCK")
     assert relu.free and relu.current == 64 and square.free and square.current == 128
     assert not [t for t in space.tunables if "@" in t.id]  # one value per kernel, no branch copies
+
+
+def test_an_instance_attribute_set_where_replay_cannot_follow_is_unknown_not_stale():
+    source = ("class Cfg:\n    def __init__(self, n):\n        self.block = 64\n"
+              "        for _ in range(n):\n            self.block = self.block * 2\n"
+              "        self.warps = 4\n")
+    assert evaluate(source, "Cfg(3).block", None, {})[0] is UNKNOWN
+    assert evaluate(source, "Cfg(3).warps", None, {})[0] == 4

@@ -276,6 +276,9 @@ class StatementReplay:
         for n in inside:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 frame.values[n.id] = frame.captured.get(n.id, UNKNOWN)
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) \
+                    and isinstance(owner := frame.values.get(n.value.id), Instance):
+                owner.attrs[n.attr] = UNKNOWN  # `self.block = ...` in a branch or loop replay did not take
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
             names = [stmt.name] if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) else \
                 [(a.asname or a.name).split(".")[0] for a in stmt.names]
