@@ -34,7 +34,7 @@ class LaunchCounter:
         except Exception as e:
             # An entry that catches its kernel's error and carries on without it (a torch
             # fallback) launched nothing: counted as such, with the error kept to say why.
-            self.failures.append(f"{_kernel_name(kernel)} raised {type(e).__name__}: {_first_line(e)}")
+            self.failures.append(f"{_kernel_name(kernel)} raised {type(e).__name__}: {_last_line(e)}")
             raise
         finally:
             self.depth -= 1
@@ -66,7 +66,8 @@ def _kernel_name(kernel: Any) -> str:
     return getattr(fn, "__name__", type(kernel).__name__)
 
 
-def _first_line(e: Exception) -> str:
+def _last_line(e: Exception) -> str:
+    """The line of an error message that says what went wrong (Triton puts it last)."""
     lines = [line for line in str(e).splitlines() if line.strip()]
     return lines[-1].strip()[:200] if lines else "(no message)"
 
