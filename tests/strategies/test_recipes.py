@@ -55,6 +55,22 @@ def test_recipe_tile_order_rewrites_the_example_matmul():
     assert isinstance(result, Rewrite) and result.note.startswith("matmul_kernel:")
 
 
+def test_recipe_tile_order_after_tma_groups_the_descriptor_kernel_too(tmp_path):
+    """After tma the GPU cases launch the descriptor kernel and CPU tensors the pointer one:
+    grouping only the first kernel of the file would time the GPU's code unchanged."""
+    from tritonforge.strategies.recipes.tma import TensorDescriptorLoads
+
+    path = EXAMPLES / "matmul.py"
+    described = TensorDescriptorLoads().rewrite(path.read_text(), "matmul")
+    result = GroupedTileOrder().rewrite(described.source, "matmul")
+    assert isinstance(result, Rewrite) and result.note.startswith("matmul_kernel, matmul_kernel_tma:")
+    assert result.source.count("tl.swizzle2d(tl.program_id(1), tl.program_id(0),") == 2
+    out = tmp_path / "grouped.py"
+    out.write_text(result.source)
+    with Session(path, SessionOptions(evaluation=CPU)) as session:
+        assert session.evaluator.evaluate(out).correct
+
+
 @pytest.mark.parametrize("path, why", [
     (EXAMPLES / "vector_add.py", "no tl.dot"),
     (ROOT / "benchmarks" / "corpus" / "matmul_dtype_configs.py", "come neither from tl.program_id(0) and (1)"),

@@ -118,7 +118,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len, "bool": bool,
     "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
     "math.prod": math.prod, "math.gcd": math.gcd,
-    "list": lambda items: _sequence(items), "tuple": lambda items: _sequence(items),
+    "list": _sequence, "tuple": _sequence,
     "itertools.product": lambda *seqs: tuple(itertools.product(*seqs)) if all(
         isinstance(s, tuple) for s in seqs) else UNKNOWN,
     "bisect.bisect_left": bisect.bisect_left, "bisect.bisect_right": bisect.bisect_right, "bisect.bisect": bisect.bisect,

@@ -50,6 +50,7 @@ class RecipeStrategy(Strategy):
         done = list(state.best.params.get("recipes", [])) if state.best.origin == self.name else []
         out, why_not = [], {}
         order, pointed = by_findings(self.recipes, state.findings)
+        unlaunched = _Unlaunched(state)
         for recipe in order:
             if recipe.name in done:
                 why_not[recipe.name] = "already in the best file"
@@ -58,7 +59,7 @@ class RecipeStrategy(Strategy):
             if isinstance(result, Rewrite):
                 result = _taken_by_some_case(result, state.captured)
             if isinstance(result, Rewrite):
-                result = _edits_a_launched_kernel(result, state)
+                result = unlaunched(result)
             if isinstance(result, str):
                 why_not[recipe.name] = result
                 continue
@@ -99,6 +100,12 @@ def by_findings(recipes: list[Recipe], findings: list[Any]) -> tuple[list[Recipe
     return order, pointed
 
 
+def _launched(state: SearchState) -> set[str]:
+    """The kernels the baseline's and the best's captured launches name."""
+    captures = [state.captured, state.captured_rewrites.get(state.best.key, {})]
+    return {launch.get("kernel_name") for c in captures for launches in c.values() for launch in launches}
+
+
 def _taken_by_some_case(result: Rewrite, captured: dict[str, list[dict[str, Any]]]) -> Rewrite | str:
     """`result`, or why none of the baseline's captured launches would take its new path."""
     if result.runs_if is None:
@@ -112,22 +119,28 @@ def _taken_by_some_case(result: Rewrite, captured: dict[str, list[dict[str, Any]
     return result
 
 
-def _edits_a_launched_kernel(result: Rewrite, state: SearchState) -> Rewrite | str:
-    """`result`, or why it would time the same code again: every kernel it edits is one of the
+class _Unlaunched:
+    """Why a rewrite would time the same code again: every kernel it edits is one of the
     problem's own that no case launches (a long-row path beside the one the shapes take). A
-    rewrite that adds a kernel is kept: the host edits that launch it are not read here."""
-    captures = [state.captured, state.captured_rewrites.get(state.best.key, {})]
-    launched = {launch.get("kernel_name") for c in captures for launches in c.values() for launch in launches}
-    if not launched:
+    rewrite that adds a kernel is kept: the host edits that launch it are not read here. The
+    best file and the baseline are parsed once per round, not once per recipe."""
+
+    def __init__(self, state: SearchState) -> None:
+        self.launched = _launched(state)
+        if self.launched:
+            self.old = KernelSource(state.best.source).kernels
+            self.own = set(KernelSource(state.baseline_source).kernels)
+
+    def __call__(self, result: Rewrite) -> Rewrite | str:
+        if not self.launched:
+            return result
+        new = KernelSource(result.source).kernels
+        if set(new) - set(self.old):
+            return result
+        edited = [name for name in self.old if name in new and ast.dump(self.old[name].fn) != ast.dump(new[name].fn)]
+        if edited and set(edited) <= self.own and not self.launched & set(edited):
+            return f"it edits only {', '.join(edited)}, which no case launches"
         return result
-    old, new = KernelSource(state.best.source).kernels, KernelSource(result.source).kernels
-    if set(new) - set(old):
-        return result
-    own = set(KernelSource(state.baseline_source).kernels)
-    edited = [name for name in old if name in new and ast.dump(old[name].fn) != ast.dump(new[name].fn)]
-    if edited and set(edited) <= own and not launched & set(edited):
-        return f"it edits only {', '.join(edited)}, which no case launches"
-    return result
 
 
 def _try(recipe: Recipe, source: str, entry: str) -> Rewrite | str:

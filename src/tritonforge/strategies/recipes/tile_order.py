@@ -7,6 +7,11 @@ Two ways kernels number their tiles are recognised: two ids, `tl.program_id(0)` 
 into `pid // num_pid_n` and `pid % num_pid_n` (a 1-D grid, row by row). Either pair of lines
 becomes one `tl.swizzle2d` over the launch order, which visits every tile exactly once: the
 grid and the host code are left alone, and the file keeps its number of lines.
+
+Every kernel of the file that numbers its tiles so is grouped, not only the first: after the
+tma recipe a file holds the tensor-descriptor kernel that GPU cases launch beside the pointer
+kernel that CPU tensors (and unaligned operands) take, and grouping only the first would time
+the GPU's code unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ import ast
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, program_axis
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
-from tritonforge.strategies.recipes.host import first_kernel
 
 GROUP = 8  # tiles per group along the axis that varies slowest, as in Triton's matmul tutorial
 
@@ -31,16 +35,19 @@ class GroupedTileOrder(Recipe):
         if tl is None:
             return "triton.language is not imported under a name"
 
-        def group(kernel: Kernel) -> Rewrite | str:
+        edits, done, reasons = [], [], []
+        for kernel in ks.kernels.values():
             found = _why_not(ks, kernel) or (_grid_2d(ks, kernel, tl) if _reads(ks, kernel) == 2 else None) \
                 or _grid_1d(ks, kernel, tl)
             if isinstance(found, str):
-                return found
+                reasons.append(f"{kernel.name}: {found}")
+                continue
             first, last, text = found
-            edit = Edit(Place(first.lineno, first.col_offset, last.end_lineno, last.end_col_offset), text)
-            return Rewrite(apply_edits(source, [edit]), f"{kernel.name}: tiles in groups of {GROUP} (tl.swizzle2d)")
-
-        return first_kernel(ks, group)
+            edits.append(Edit(Place(first.lineno, first.col_offset, last.end_lineno, last.end_col_offset), text))
+            done.append(kernel.name)
+        if not done:
+            return "; ".join(reasons) or "no Triton kernel in the file"
+        return Rewrite(apply_edits(source, edits), f"{', '.join(done)}: tiles in groups of {GROUP} (tl.swizzle2d)")
 
 
 Order = tuple[ast.stmt, ast.stmt, str]  # the first and last line replaced, and their new text
