@@ -529,6 +529,21 @@ def triton_pow2(n: int) -> int:
     ("lazy_global_config.py", "_residual_kernel.BLOCK_SIZE", 512,  # `if _CONFIG is None: _CONFIG = {...}`
      '_CONFIG = {"BLOCK_SIZE": 512, "num_warps": 2}'),
     ("dispatch_dict_kernels.py", "_sq_kernel.BLOCK", 512, '"square": (_sq_kernel, 512),'),  # (kernel, block) pairs
+    # Probe round 16.
+    ("str_dtype_key.py", "_rms_norm_kernel.BLOCK_N", 128,  # _CONFIGS[str(x.dtype).split(".")[-1]]
+     '"float32": {"BLOCK_N": 128, "num_warps": 1},'),
+    ("heuristics_registry.py", "softmax_kernel.TILE_N", 32,  # @triton.heuristics(HEURISTICS["softmax"])
+     'return min(triton.next_power_of_2(args["N"]), 32)'),
+    ("heuristics_registry.py", "softmax_kernel.num_warps", 2,  # "num_warps": a heuristic of its own
+     'return 4 if args["TILE_N"] >= 1024 else 2'),
+    ("config_attrs.py", "_row_sum_kernel.BLOCK", 64,  # cfg = _CONFIGS[0]; cfg.kwargs["BLOCK"]
+     'triton.Config({"BLOCK": 64}, num_warps=1, num_stages=2),'),
+    ("config_attrs.py", "_row_sum_kernel.num_warps", 4,  # cfg.num_warps
+     'triton.Config({"BLOCK": 32}, num_warps=4, num_stages=2),'),
+    ("stored_launcher.py", "_sqdiff_kernel.BLOCK_SIZE", 256, "BLOCK_SIZE = 256"),  # launch = kernel[grid]
+    ("version_branch.py", "_scale_tokens_kernel.BLOCK_N", 128, "_BLOCK_N = 128"),  # if triton.__version__ >= ...
+    ("subclass_override.py", "_gelu_kernel.BLOCK_SIZE", 256, "BLOCK_SIZE = 256"),  # a subclass's class attribute
+    ("subclass_super_call.py", "_gelu_kernel.num_warps", 4, "NUM_WARPS = 4"),  # through super().__call__(x)
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.
@@ -538,6 +553,26 @@ def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_met
     out = apply_assignment(space, {tid: target})
     assert changed_lines(path.read_text(), out) == [line]
     assert received(write(tmp_path, name, out))[tid.split(".")[1]] == target
+
+
+def test_a_value_the_launch_did_not_receive_is_not_taken_from_the_line_that_seems_to_give_it():
+    # Probe round 16: `_BLOCK_SIZE = 1024` and `_NUM_WARPS = 8`, then `set_block_size(64,
+    # num_warps=1)` at import through `global`: every edit of lines 10-11 changed nothing that
+    # ran, and one such no-op was kept as a 1.024x best.
+    space, _ = captured_space(STYLES / "setter_global.py")
+    for tid, ran in (("_exp_kernel.BLOCK_SIZE", 64), ("_exp_kernel.num_warps", 1)):
+        t = space.get(tid)
+        assert not t.free and t.current == ran
+        assert f"but the launch received {ran} on n=1000: set elsewhere at run time" in t.why
+
+
+def test_a_launch_option_a_launcher_fills_with_setdefault_is_not_inserted_again():
+    # Probe round 16: `kwargs.setdefault("num_warps", 4)`, then `kernel[grid](*args, **kwargs)`:
+    # num_warps was taken as not passed, and inserting `num_warps=8` raised "got multiple values".
+    space, _ = captured_space(STYLES / "setdefault_launcher.py")
+    warps = space.get("_relu6_kernel.num_warps")
+    assert not warps.free and "kwargs['num_warps']" in warps.why
+    assert space.get("_relu6_kernel.BLOCK_SIZE").free
 
 
 def test_values_read_from_a_data_file_say_which_file_and_what_ran():

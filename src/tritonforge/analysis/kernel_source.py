@@ -106,10 +106,26 @@ def _bound_method(tree: ast.Module, defs: dict[str, ast.stmt], instance: str, na
     cls = defs.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
     if not isinstance(cls, ast.ClassDef):
         return None
-    method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    classes = {n: c for n, c in defs.items() if isinstance(c, ast.ClassDef)}
+    method = next((n for c in class_chain(classes, cls.name) for n in c.body
+                   if isinstance(n, ast.FunctionDef) and n.name == name), None)
     if method is None:
         return None
     return EntryFunction(method, 0 if is_static(method) else 1, cls.name, instance)
+
+
+def class_chain(classes: dict[str, ast.ClassDef], name: str) -> list[ast.ClassDef]:
+    """Class `name` and the classes of the file it inherits from, in the order Python looks
+    names up for single inheritance (depth first, left to right for several bases)."""
+    out: list[ast.ClassDef] = []
+    todo = [name]
+    while todo:
+        cls = classes.get(todo.pop(0))
+        if cls is None or cls in out:
+            continue
+        out.append(cls)
+        todo[0:0] = [b.id for b in cls.bases if isinstance(b, ast.Name)]
+    return out
 
 
 @dataclass(frozen=True)
@@ -122,6 +138,9 @@ class Kernel:
     heuristics: tuple[ast.Call, ...]
     params: tuple[str, ...]
     constexprs: tuple[str, ...]  # parameters annotated tl.constexpr
+    # The dict each @triton.heuristics gives, written in the decorator or a module-level
+    # registry it names (`@triton.heuristics(HEURISTICS["softmax"])`, FlagGems' style).
+    heuristic_dicts: tuple[ast.Dict, ...] = ()
 
     @property
     def name(self) -> str:
@@ -133,21 +152,17 @@ class Kernel:
 
     def heuristic(self, name: str) -> ast.expr | None:
         """The function @triton.heuristics gives for parameter `name` (usually a lambda)."""
-        for call in self.heuristics:
-            values = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
-            if isinstance(values, ast.Dict):
-                for k, v in zip(values.keys, values.values):
-                    if isinstance(k, ast.Constant) and k.value == name:
-                        return v
+        for values in self.heuristic_dicts:
+            for k, v in zip(values.keys, values.values):
+                if isinstance(k, ast.Constant) and k.value == name:
+                    return v
         return None
 
     def heuristic_names(self) -> list[str]:
         """Parameters set by @triton.heuristics({...}), in the order written."""
         names: list[str] = []
-        for call in self.heuristics:
-            values = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
-            if isinstance(values, ast.Dict):
-                names += [k.value for k in values.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        for values in self.heuristic_dicts:
+            names += [k.value for k in values.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
         return names
 
 
@@ -225,8 +240,30 @@ class KernelSource:
     def _made(self, fn: ast.FunctionDef, jit: ast.expr, autotune: ast.Call | None,
               heuristics: tuple[ast.Call, ...]) -> Kernel:
         params = [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
+        dicts = [self._heuristic_dict(call) for call in heuristics]
         return Kernel(fn=fn, jit=jit, autotune=autotune, heuristics=heuristics, params=tuple(p.arg for p in params),
-                      constexprs=tuple(p.arg for p in params if self.is_constexpr(p.annotation)))
+                      constexprs=tuple(p.arg for p in params if self.is_constexpr(p.annotation)),
+                      heuristic_dicts=tuple(d for d in dicts if d is not None))
+
+    def _heuristic_dict(self, call: ast.Call) -> ast.Dict | None:
+        """The dict literal a @triton.heuristics(...) call gives: written there, or a module-level
+        name bound once to it, or a string-keyed entry of such a dict."""
+        values = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
+        for _ in range(4):
+            if isinstance(values, ast.Dict):
+                return values
+            if isinstance(values, ast.Name):
+                bound = [n.value for n in self.tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
+                         and isinstance(n.targets[0], ast.Name) and n.targets[0].id == values.id]
+                values = bound[0] if len(bound) == 1 else None
+            elif isinstance(values, ast.Subscript) and isinstance(values.slice, ast.Constant) \
+                    and isinstance(values.value, ast.Name):
+                table = self._heuristic_dict(ast.Call(ast.Name("heuristics"), [values.value], []))
+                values = next((v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant)
+                               and k.value == values.slice.value), None) if table is not None else None
+            else:
+                return None
+        return None
 
     def jit_calls(self) -> dict[str, Kernel]:
         """Kernels made by calling jit on a top-level function (`_kernel = triton.jit(_body)`),

@@ -7,13 +7,13 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from tritonforge.analysis.kernel_source import launch_target
+from tritonforge.analysis.kernel_source import class_chain, launch_target
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
 from tritonforge.analysis.launch_sites.resolve import (Made, Resolved, Scope, SourceModule, config_holder, config_keys,
                                                       is_static)
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue
-from tritonforge.analysis.launch_sites.syntax import (bind_call, defaults_of, dict_update, fold, last_name, params_of, span_of,
-                                                    walk_local)
+from tritonforge.analysis.launch_sites.syntax import (bind_call, defaults_of, dict_setdefault, dict_update, fold,
+                                                    last_name, params_of, span_of, walk_local)
 
 
 @dataclass
@@ -67,11 +67,15 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
 
 def _partial_launch(module: SourceModule, call: ast.Call, scope: Scope) -> ast.Call | None:
     """`launch(x, out, n)` where `launch = functools.partial(kernel[grid], BLOCK=256)`: the
-    launch it makes, its arguments and the partial's merged, placed at the partial."""
+    launch it makes, its arguments and the partial's merged, placed at the partial; where
+    `launch = kernel[grid]`, the call itself as that launch."""
     if not isinstance(call.func, ast.Name):
         return None
     bind, _, _ = module.definition(call.func.id, scope)
     made = bind.value if bind is not None and bind.exact else None
+    if isinstance(made, ast.Subscript) and _kernels_of(module, made.value, scope):
+        # `launch = kernel[grid]`, then `launch(x, out, n, BLOCK=256)`: the launch is the call.
+        return ast.copy_location(ast.Call(made, call.args, call.keywords), call)
     if not (isinstance(made, ast.Call) and last_name(made.func) == "partial" and made.args
             and isinstance(made.args[0], ast.Subscript)):
         return None
@@ -175,6 +179,13 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
     partial = _partial_of(module, f, scope)
     if partial is not None:
         return partial
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) and last_name(f.value.func) == "super" \
+            and scope.owner and scope.fn is not None:  # `super().__call__(x)`: the next class's method
+        chain = class_chain(module.classes, scope.owner)
+        here = next((i for i, c in enumerate(chain) if scope.fn in c.body), len(chain))
+        found = next(((c, n) for c in chain[here + 1:] for n in c.body
+                      if isinstance(n, ast.FunctionDef) and n.name == f.attr), None)
+        return _Callee(found[1], f"{found[0].name}.{f.attr}", 1, scope.owner, scope.instance) if found else None
     if isinstance(f, (ast.Name, ast.Call)):  # obj(...): the instance's forward (nn.Module) or __call__
         made = module.instance_of(f, scope)
         return _method(module, made, ("forward", "__call__")) if made else None
@@ -305,6 +316,8 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
         if opt in options:
             r = _resolve_arg(module, opt, options[opt], launch.scope)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=options[opt], fn=launch.scope.fn))
+        elif opt in facts.heuristics:  # `"num_warps": lambda args: ...`: Heuristics.run sets it over the launch's
+            launch.uses.append(_heuristic_use(module, facts.name, opt, opt))
         elif opaque:  # inserting it could clash with the spread dict's own
             launch.uses.append(Use(-1, facts.name, opt, opt, Resolved(
                 "unknown", "", f"{opt} may come from {opaque}, whose keys the file does not say")))
@@ -394,7 +407,11 @@ def _name_keys(module: SourceModule, name: str, scope: Scope, depth: int) -> lis
     keys = [spread_keys(module, b.value, where, depth + 1) for b in binds]
     if any(k is None for k in keys):
         return None
-    return _union([*keys, _added_keys(name, where.fn or module.tree)])  # type: ignore[list-item]
+    # Items are added where the name lives: `**kwargs` of a launcher is filled in the launcher,
+    # though its value was made by the caller.
+    own = scope.fn is not None and (name in module.local(scope.fn) or name in {p.arg for p in params_of(scope.fn)}
+                                    or name == getattr(scope.fn.args.kwarg, "arg", None))
+    return _union([*keys, _added_keys(name, scope.fn if own else where.fn or module.tree)])  # type: ignore[list-item]
 
 
 def _table_get_keys(module: SourceModule, call: ast.Call, scope: Scope, depth: int) -> list[str] | None:
@@ -412,7 +429,7 @@ def _union(keys: list[list[str]]) -> list[str]:
 
 def _added_keys(name: str, body: ast.AST) -> list[str]:
     """The string keys a dict bound to `name` gains where it is made: `name["BLOCK"] = 64`,
-    `name.update(num_warps=2)`."""
+    `name.update(num_warps=2)`, `name.setdefault("num_warps", 4)`."""
     keys: list[str] = []
     for node in walk_local(body):
         if isinstance(node, ast.Assign):
@@ -421,6 +438,9 @@ def _added_keys(name: str, body: ast.AST) -> list[str]:
                      and isinstance(t.slice, ast.Constant) and isinstance(t.slice.value, str)]
         elif isinstance(node, ast.Expr) and (update := dict_update(node)) is not None and update[0] == name:
             keys += [k.value for k, _ in update[1] if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        elif isinstance(node, ast.Expr) and (default := dict_setdefault(node)) is not None and default[0] == name \
+                and isinstance(default[1], ast.Constant) and isinstance(default[1].value, str):
+            keys.append(default[1].value)
     return keys
 
 
@@ -438,7 +458,7 @@ def _global_value(module: SourceModule, kernel: str, name: str) -> Resolved:
                                                  f"read inside {kernel}", arg, value)
 
 
-def _heuristic_use(module: SourceModule, kernel: str, param: str) -> Use:
+def _heuristic_use(module: SourceModule, kernel: str, param: str, kind: str = "constexpr") -> Use:
     fn = module.heuristic(kernel, param)
     body = fn.body if isinstance(fn, ast.Lambda) else None
     if isinstance(fn, ast.Name) and fn.id in module.functions:  # a named function of the file
@@ -447,11 +467,11 @@ def _heuristic_use(module: SourceModule, kernel: str, param: str) -> Use:
         body = code[0].value if len(code) == 1 and isinstance(code[0], ast.Return) else None
     if body is None:
         why = "a function whose body is one return" if isinstance(fn, ast.FunctionDef) else "a lambda"
-        return Use(-1, kernel, param, "constexpr", Resolved(
+        return Use(-1, kernel, param, kind, Resolved(
             "unknown", "", f"{param} is set by @triton.heuristics, by something other than {why}"))
     text = module.text(body)
     r = Resolved("heuristic", text, f"@triton.heuristics: {param} = {text} (line {body.lineno})")
-    return Use(-1, kernel, param, "constexpr", r, expr=body, fn=fn)  # type: ignore[arg-type]
+    return Use(-1, kernel, param, kind, r, expr=body, fn=fn)  # type: ignore[arg-type]
 
 
 def _resolve_arg(module: SourceModule, name: str, expr: ast.expr, scope: Scope) -> Resolved:

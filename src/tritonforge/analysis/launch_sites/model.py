@@ -23,6 +23,7 @@ DEFAULT_STAGES = 3
 # Roles of a constexpr inside its kernel.
 TILE_ROLES = frozenset({"arange", "shape"})  # the value is a tensor dimension
 DOT_ROLES = frozenset({"dot_m", "dot_n", "dot_k"})
+CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")  # a triton.Config's own options
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,11 @@ import operator
 import os
 from typing import Any, Callable
 
+from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS
 from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay
 from tritonforge.analysis.launch_sites.replay_values import (
-    BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_METHODS,
-    TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Instance, Record, TensorValue, device_query,
+    BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
+    STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Instance, Record, TensorValue, device_query,
     last_part, literal_int, same_key)
 
 __all__ = ["Frame", "Replay"]
@@ -65,10 +66,13 @@ class Replay(StatementReplay):
     # --- expressions ------------------------------------------------------------------
     def name(self, name: str, frame: Frame) -> Any:
         if name in frame.values:
+            read = len(self.reads)
             got = self.force(frame.values[name])
             if got is UNKNOWN and name in frame.captured and self._bound_once(frame.fn, name):
                 # Host code replay cannot follow (`X = X.contiguous().view(-1, d)`): the
-                # launch's own local holds the one value this name ever had there.
+                # launch's own local holds the one value this name ever had there, and the
+                # literals the failed replay read (an index `[-1]`) decide nothing.
+                del self.reads[read:]
                 return frame.captured[name]
             return got
         if name in frame.captured:
@@ -151,6 +155,8 @@ class Replay(StatementReplay):
         base = self.eval(node.value, frame)
         if isinstance(base, Dotted):
             dotted = f"{base.name}.{node.attr}"
+            if dotted in ("triton.__version__", "torch.__version__"):  # lightllm's `if triton.__version__ >= "2.1.0":`
+                return _installed_version(base.name)
             if base.name == "torch" or dotted.startswith("torch."):
                 return dotted  # torch.float16 and the like: compared by name
             return Dotted(dotted)
@@ -173,7 +179,7 @@ class Replay(StatementReplay):
             if node.attr in base.fields:
                 expr, where = base.fields[node.attr]
                 return self.eval(expr, where)
-            method = base.cls.method(node.attr)  # `cfg.block`, a property of the fields
+            method = base.cls.method(node.attr) if base.cls is not None else None  # `cfg.block`, a property
             if method is None or method[1] not in ("property", "plain"):
                 return UNKNOWN
             helper = Helper(method[0], bound=(base,))
@@ -288,9 +294,12 @@ class Replay(StatementReplay):
 
     def _subscript(self, node: ast.Subscript, frame: Frame) -> Any:
         base = self.eval(node.value, frame)
+        read = len(self.reads)
         key = self.eval(node.slice, frame)
         if base is UNKNOWN or key is UNKNOWN:
             return UNKNOWN
+        if isinstance(base, tuple) and base and all(isinstance(x, str) for x in base):
+            del self.reads[read:]  # `.split(".")[-1]`: which part of a name, not a tuning knob
         if isinstance(base, LazyDict):
             return base.get(key)
         if isinstance(base, dict):
@@ -309,6 +318,10 @@ class Replay(StatementReplay):
                 return self._environ(node, frame)
             if isinstance(owner, str) and func.attr in STR_METHODS and not node.args:
                 return getattr(owner, func.attr)()
+            if isinstance(owner, str) and func.attr in STR_ARG_METHODS and not node.keywords:
+                args = [self.eval(a, frame) for a in node.args]
+                got = getattr(owner, func.attr)(*args) if all(isinstance(a, str) for a in args) else UNKNOWN
+                return tuple(got) if isinstance(got, list) else got
             if isinstance(owner, int) and func.attr in INT_METHODS and not node.args:
                 return getattr(owner, func.attr)()  # `1 << (n - 1).bit_length()`: a power of two by bits
             if isinstance(owner, Record) and func.attr == "_replace" and not node.args:  # NamedTuple
@@ -333,6 +346,8 @@ class Replay(StatementReplay):
                         else LazyDict(self, ast.Dict([], []), frame).with_fields(args[0]))
         if isinstance(target, ClassValue) and target.fields() is not None:
             return self._record(target, node, frame)
+        if isinstance(target, Dotted) and target.name.startswith("triton") and made == "Config":
+            return _triton_config(node, frame)  # `cfg = _CONFIGS[0]`, then `cfg.kwargs["BLOCK"]`, `cfg.num_warps`
         if made == "next" and isinstance(func, ast.Name) and target is UNKNOWN and len(node.args) in (1, 2) \
                 and isinstance(node.args[0], ast.GeneratorExp):  # `next(c for c in _CONFIGS if n <= c["max_n"])`
             got = self._first(node.args[0], frame)
@@ -427,3 +442,25 @@ def _unpacked(target: ast.expr, item: Any) -> dict[str, Any] | None:
             and isinstance(item, tuple) and len(item) == len(target.elts):
         return {e.id: v for e, v in zip(target.elts, item)}  # type: ignore[attr-defined]
     return None
+
+
+def _triton_config(node: ast.Call, frame: Frame) -> Any:
+    """A `triton.Config(...)` as a record of what it was given: `kwargs` (its dict) and the
+    options written (`num_warps`, `num_stages`, ...); an option not written reads as unknown."""
+    table = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
+    if table is None:
+        return UNKNOWN
+    fields = {"kwargs": (table, frame)}
+    fields.update({k.arg: (k.value, frame) for k in node.keywords if k.arg in CONFIG_OPTIONS})
+    return Record(None, fields)  # type: ignore[arg-type]
+
+
+def _installed_version(module: str) -> Any:
+    """The version of triton or torch this process has, which the worker that runs the
+    candidates shares (a module-level branch on it is taken as the candidates take it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(module)
+    except PackageNotFoundError:
+        return UNKNOWN

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Instance, Record, last_part, same_key
-from tritonforge.analysis.launch_sites.syntax import defaults_of, dict_update, params_of, walk_local
+from tritonforge.analysis.launch_sites.syntax import defaults_of, dict_setdefault, dict_update, params_of, walk_local
 
 if TYPE_CHECKING:
     from tritonforge.analysis.launch_sites.replay import Replay
@@ -120,6 +120,11 @@ class StatementReplay:
                 for key, value in update[1]:  # `kwargs.update(num_warps=2)`: items added in order
                     table = table.with_item(key, value, copy_frame(frame))
                 frame.values[update[0]] = table
+            elif isinstance(s, ast.Expr) and (default := dict_setdefault(s)) is not None \
+                    and isinstance(table := self.force(frame.values.get(default[0])), LazyDict):
+                had = table.lookup(self.eval(default[1], frame))  # `kwargs.setdefault("num_warps", 4)`
+                frame.values[default[0]] = UNKNOWN if had is UNKNOWN else \
+                    table.with_item(default[1], default[2], copy_frame(frame)) if had is MISSING else table
             elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
                 self._bind(s.target, ast.BinOp(ast.Name(s.target.id, ast.Load()), s.op, s.value), frame, control)
             elif isinstance(s, ast.If):

@@ -116,6 +116,7 @@ def _sequence(items: Any) -> Any:
 # Callables host code uses to size launches, by dotted name as written.
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len, "bool": bool,
+    "str": lambda v: v if isinstance(v, str) else str(v) if isinstance(v, (int, float)) else UNKNOWN,
     "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
     "math.prod": math.prod, "math.gcd": math.gcd,
     "list": _sequence, "tuple": _sequence,
@@ -125,6 +126,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 INT_METHODS = ("bit_length", "bit_count")
 STR_METHODS = ("upper", "lower", "strip", "title", "capitalize")
+# Taking string arguments: `str(x.dtype).split(".")[-1]`, `name.removeprefix("torch.")`.
+STR_ARG_METHODS = ("split", "rsplit", "removeprefix", "removesuffix", "replace", "startswith", "endswith")
 # Asked of this process, which sees the GPU the candidates run on (or none, as the interpreter's
 # worker does): a capture answers them the same way (worker.analysis_ops).
 DEVICE_QUERIES = ("torch.cuda.is_available", "torch.cuda.get_device_capability")

@@ -8,8 +8,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from tritonforge.analysis.kernel_source import Kernel, KernelSource, is_static
-from tritonforge.analysis.launch_sites.model import ConfigSpec, KernelFacts
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, class_chain, is_static
+from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS, ConfigSpec, KernelFacts
 from tritonforge.analysis.launch_sites.shapes import ShapeWalker
 from tritonforge.analysis.launch_sites.syntax import (Binding, bind_call, bindings, defaults_of, fold, last_name,
                                                      params_of, record_fields, walk_local)
@@ -113,9 +113,9 @@ class SourceModule:
         return Scope(None, {}, ())
 
     def method(self, cls: str, name: str) -> ast.FunctionDef | None:
-        """`name` defined in the body of the file's class `cls` (inherited methods are not followed)."""
-        node = self.classes.get(cls)
-        return next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == name), None) if node else None
+        """`name` defined in the body of the file's class `cls`, or of a class of the file it inherits from."""
+        return next((n for c in class_chain(self.classes, cls) for n in c.body
+                     if isinstance(n, ast.FunctionDef) and n.name == name), None)
 
     def instance_of(self, expr: ast.expr, scope: Scope) -> Made | None:
         """The instance `expr` is: `Cls(...)` itself, or a name bound once to it (a local or a
@@ -254,8 +254,7 @@ class SourceModule:
 
     def _property(self, owner: str, attr: str) -> tuple[ast.expr, ast.FunctionDef] | None:
         """The one returned expression of a `@property` of class `owner`, and the property."""
-        cls = self.classes.get(owner)
-        fn = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == attr), None) if cls else None
+        fn = self.method(owner, attr)
         if fn is None or not any(last_name(d) in ("property", "cached_property") for d in fn.decorator_list):
             return None
         body = [n for n in fn.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
@@ -363,13 +362,17 @@ class SourceModule:
     def _attribute_sets(self, owner: str, attr: str) -> list[tuple[ast.expr | None, ast.FunctionDef | None]]:
         """Where the class sets `attr`: (value, method) for `self.attr = value` in a method, (value,
         None) for `attr = value` in the class body; `self.attr += ...` and the like count as sets
-        whose value is unknown."""
-        node = self.classes[owner]
+        whose value is unknown. Classes of the file it inherits from count: their methods' sets
+        (an instance's own attribute), and the class body nearest the instance's class that sets
+        it (a subclass overriding a class attribute)."""
+        chain = class_chain(self.classes, owner)
         out: list[tuple[ast.expr | None, ast.FunctionDef | None]] = []
-        body = bindings(n for n in node.body if not isinstance(n, ast.FunctionDef))
-        for b in body.get(attr, []):
-            out.append((b.value if b.exact else None, None))
-        for fn in (n for n in node.body if isinstance(n, ast.FunctionDef)):
+        for node in chain:
+            body = bindings(n for n in node.body if not isinstance(n, ast.FunctionDef))
+            out += [(b.value if b.exact else None, None) for b in body.get(attr, [])]
+            if out:
+                break
+        for fn in (n for node in chain for n in node.body if isinstance(n, ast.FunctionDef)):
             params = params_of(fn)
             me = params[0].arg if params and not is_static(fn) else None
             for n in walk_local(fn):
@@ -496,9 +499,6 @@ def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
         autotuned=kernel.autotuned,
         has_loop=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(fn)),
     )
-
-
-CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
 def _factories(functions: dict[str, ast.FunctionDef], kernels: dict[str, Kernel],

@@ -172,3 +172,13 @@ def dict_update(stmt: ast.Expr) -> tuple[str, list[tuple[ast.expr, ast.expr]]] |
             return None
         items = [*zip(call.args[0].keys, call.args[0].values), *items]  # type: ignore[list-item]
     return call.func.value.id, items
+
+
+def dict_setdefault(stmt: ast.Expr) -> tuple[str, ast.expr, ast.expr] | None:
+    """`name.setdefault(key, value)` as a statement: the name, the key, and the value the dict
+    gets where it lacks the key."""
+    call = stmt.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "setdefault"
+            and isinstance(call.func.value, ast.Name) and len(call.args) == 2 and not call.keywords):
+        return None
+    return call.func.value.id, call.args[0], call.args[1]

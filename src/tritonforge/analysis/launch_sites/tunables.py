@@ -44,6 +44,8 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
         seen[launch.facts.name] += 1
         for u in launch.uses:
             u.launch = i
+            if runtime is not None and verify and u.resolved.kind in ("literal", "insert"):
+                _check_as_run(u, occurrence, runtime)
             if u.resolved.kind == "literal" and u.resolved.node is not None:
                 u.span = span_of(u.resolved.node)
             elif u.kind == "autotune_configs":
@@ -101,6 +103,23 @@ def _per_case(values: dict[str, Any]) -> str:
     if len(set(map(repr, values.values()))) < 2:
         return ""
     return "; as run: " + ", ".join(f"{v} on {case}" for case, v in values.items())
+
+
+def _check_as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
+    """A value the file seems to give (a literal, or Triton's default where the launch passes
+    none) that some case's launch did not receive is set elsewhere at run time (a setter of a
+    module global, a heuristic that sets num_warps, a spread dict): editing the literal, or
+    inserting the keyword, would change nothing that runs, so it is not moved."""
+    if u.kind not in ("constexpr", "num_warps", "num_stages"):
+        return
+    seen = {case: launch.values.get(u.param) for case in runtime.cases
+            if (launch := runtime.launch(case, u.kernel, occurrence)) is not None}
+    differ = {case: v for case, v in seen.items() if v is not None and v != u.resolved.value}
+    if not differ:
+        return
+    case, got = next(iter(differ.items()))
+    u.resolved = Resolved("unknown", u.resolved.text, f"{u.resolved.where}, but the launch received {got} on {case}: "
+                          "set elsewhere at run time", None, seen.get(runtime.dominant, got))
 
 
 def _as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
