@@ -606,6 +606,20 @@ def test_a_default_named_by_a_constant_says_the_constants_line():
     assert block.free and block.why == "block = DEFAULT_BLOCK = 256 (line 10)"
 
 
+def test_an_entry_made_by_functools_partial_moves_the_defaults_no_one_passes(tmp_path):
+    # `gelu_tanh = functools.partial(_pointwise, approximate="tanh")` (probe round 16): "no Triton
+    # launch was found from the entry". The partial's keyword is its own; the defaults neither
+    # it nor any case passes are settings of the file.
+    path = STYLES / "partial_entry.py"
+    source = path.read_text()
+    runtime = Runtime.from_records(capture(path), None, source_key(source), 1)
+    space = SearchSpace.from_source(source, "gelu_tanh", runtime)
+    assert space.get("_gelu_kernel.BLOCK").free and space.get("_gelu_kernel.num_warps").free
+    out = apply_assignment(space, {"_gelu_kernel.BLOCK": 512})
+    assert changed_lines(source, out) == ['def _pointwise(x, approximate="none", block_size=512, num_warps=2):']
+    assert received(write(tmp_path, "partial_entry.py", out))["BLOCK"] == 512
+
+
 def test_a_dict_bound_in_two_branches_says_its_keys():
     # vLLM's `extra_kargs = {}`, or `{"waves_per_eu": 2}` on ROCm, spread last (probe round 15):
     # num_stages was "set at run time ... may come from **extra_kargs, whose keys the file does

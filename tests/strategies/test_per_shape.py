@@ -71,6 +71,20 @@ def test_a_constexpr_global_is_copied_with_the_kernel_that_reads_it(tmp_path):
         assert launch.grid[0] == programs
 
 
+def test_an_entry_made_by_functools_partial_keeps_its_keywords_in_every_version(tmp_path):
+    # `gelu_tanh = functools.partial(_pointwise, approximate="tanh")`: a wrapper passing the
+    # launcher's later parameters by position would clash with the partial's keyword.
+    source = (FIXTURES / "problems" / "styles" / "partial_entry.py").read_text()
+    best = source.replace("block_size=128", "block_size=1024")
+    merged = dispatch_source(best, "gelu_tanh", [Variant(source, "x.numel() <= 2000", "block_size 1024->128")])
+    assert "def gelu_tanh(x, *_args, **_kwargs):" in merged
+    module = _load(merged, tmp_path, "merged_gelu")
+    for n, block in ((1000, 128), (3001, 1024)):
+        x = torch.randn(n)
+        torch.testing.assert_close(module.gelu_tanh(x), torch.nn.functional.gelu(x, approximate="tanh"))
+        assert [c["BLOCK"] for c in _constexprs(module.gelu_tanh, x)] == [block]
+
+
 @pytest.mark.slow
 def test_a_dict_config_entry_is_copied_with_the_entry_that_reads_it(tmp_path):
     best = DICT_CONFIG.replace('torch.float32: {"BLOCK_M": 2, "BLOCK_N": 16, "num_warps": 2}',

@@ -53,9 +53,14 @@ class EntryFunction:
     skip: int = 0  # leading parameters the caller does not pass
     owner: str | None = None  # the class whose method `fn` is
     instance: str | None = None  # the module-level instance of `owner` a bound method is taken from
+    # `gelu_tanh = functools.partial(_pointwise, approximate="tanh")`: the partial, whose
+    # positional arguments are the `skip` leading parameters and whose keywords bind others.
+    partial: ast.Call | None = None
 
     def signature(self, name: str) -> ast.FunctionDef:
         """A def of `name` with the parameters a caller passes (for code that wraps the entry)."""
+        if self.partial is not None:
+            return self._partial_signature(name)
         args = copy.deepcopy(self.fn.args)
         positional = [*args.posonlyargs, *args.args][self.skip:]
         n_defaults = len(args.defaults)
@@ -63,6 +68,24 @@ class EntryFunction:
         args.defaults = args.defaults[max(0, n_defaults - len(positional)):] if n_defaults else []
         return ast.FunctionDef(name, args, [ast.Pass()], [], self.fn.returns, None, lineno=self.fn.lineno,
                                col_offset=0)
+
+    def _partial_signature(self, name: str) -> ast.FunctionDef:
+        """`def name(x, *_args, **_kwargs)`: the positional parameters before the first one the
+        partial binds by keyword, then everything else passed on as the partial takes it (a
+        wrapper that passed a later parameter by position would clash with the keyword)."""
+        args = copy.deepcopy(self.fn.args)
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([p.arg for p in positional][len(positional) - len(args.defaults):], args.defaults))
+        bound = {k.arg for k in self.partial.keywords if k.arg}  # type: ignore[union-attr]
+        kept = []
+        for p in positional[self.skip:]:
+            if p.arg in bound:
+                break
+            kept.append(p)
+        tail = [defaults[p.arg] for p in kept if p.arg in defaults]  # a suffix of kept, as of the def
+        wrapped = ast.arguments(posonlyargs=[], args=kept, vararg=ast.arg("_args"), kwonlyargs=[], kw_defaults=[],
+                                kwarg=ast.arg("_kwargs"), defaults=tail)
+        return ast.FunctionDef(name, wrapped, [ast.Pass()], [], None, None, lineno=self.fn.lineno, col_offset=0)
 
 
 def is_static(fn: ast.FunctionDef) -> bool:
@@ -89,6 +112,10 @@ def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
         return EntryFunction(forward, 1, cls.name) if forward and is_static(forward) else None  # type: ignore[union-attr]
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
         return _bound_method(tree, defs, value.value.id, value.attr)
+    if isinstance(value, ast.Call) and _last(value.func) == "partial" and value.args \
+            and isinstance(value.args[0], ast.Name) and isinstance(defs.get(value.args[0].id), ast.FunctionDef) \
+            and not any(isinstance(a, ast.Starred) for a in value.args) and all(k.arg for k in value.keywords):
+        return EntryFunction(defs[value.args[0].id], len(value.args) - 1, partial=value)  # type: ignore[arg-type]
     if isinstance(value, ast.Call):  # the instance itself is the entry: its __call__, or a Module's forward
         return _bound_method(tree, defs, entry, "__call__") or _bound_method(tree, defs, entry, "forward")
     return None
@@ -330,3 +357,8 @@ def _literal_int(node: ast.AST) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     return None
+
+
+def _last(node: ast.expr) -> str | None:
+    """`partial` of `functools.partial` or of `partial`."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None

@@ -142,12 +142,24 @@ def _left_to_defaults(module: SourceModule, found: EntryFunction, runtime: Runti
     """The entry's parameters no case passes, bound to their defaults (`def softplus(x,
     block=512)` called as `softplus(x)`): a default every caller gets is a setting of the file.
     A parameter some case passes is the caller's, and stays where it is."""
-    if runtime is None or runtime.passed is None:
-        return {}
     args = found.fn.args
+    given = _partial_given(found, module)
+    if runtime is None or runtime.passed is None:
+        return given
     positional = [p.arg for p in [*args.posonlyargs, *args.args]][found.skip:]
     left = set(positional[runtime.passed:]) | {p.arg for p in args.kwonlyargs}
-    return {name: (default, module.module_scope()) for name, default in defaults_of(found.fn).items() if name in left}
+    return {name: (default, module.module_scope()) for name, default in defaults_of(found.fn).items()
+            if name in left and name not in given} | given
+
+
+def _partial_given(found: EntryFunction, module: SourceModule) -> dict[str, tuple[ast.expr, Scope]]:
+    """What an entry made by `functools.partial(fn, ...)` binds: its positional arguments and
+    keywords, read at module level where the partial is made."""
+    if found.partial is None:
+        return {}
+    names = [p.arg for p in [*found.fn.args.posonlyargs, *found.fn.args.args]]
+    given = dict(zip(names, found.partial.args[1:])) | {k.arg: k.value for k in found.partial.keywords if k.arg}
+    return {name: (value, module.module_scope()) for name, value in given.items()}
 
 
 def entry_of(source: str) -> str | None:
