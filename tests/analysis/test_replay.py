@@ -544,6 +544,8 @@ def triton_pow2(n: int) -> int:
     ("version_branch.py", "_scale_tokens_kernel.BLOCK_N", 128, "_BLOCK_N = 128"),  # if triton.__version__ >= ...
     ("subclass_override.py", "_gelu_kernel.BLOCK_SIZE", 256, "BLOCK_SIZE = 256"),  # a subclass's class attribute
     ("subclass_super_call.py", "_gelu_kernel.num_warps", 4, "NUM_WARPS = 4"),  # through super().__call__(x)
+    ("dataclass_factory_field.py", "_leaky_relu_kernel.BLOCK", 256,  # **self.cfg.launch, a default_factory
+     'launch: dict = field(default_factory=lambda: {"BLOCK": 256, "num_warps": 2})'),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

@@ -384,6 +384,11 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
     held = module.member(expr, scope)  # `**self.launch_kwargs`, set once in the class
     if held is not None:
         return spread_keys(module, held[0], held[1], depth + 1)
+    if isinstance(expr, ast.Attribute):  # `**self.cfg.launch`: a dict field of a record instance
+        holder = module.member(expr.value, scope) or (expr.value, scope)
+        made = module.instance_of(*holder)
+        found = module.field_value(made.cls, expr.attr, made) if made is not None else ""
+        return spread_keys(module, found[0], found[1], depth + 1) if isinstance(found, tuple) else None
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in module.functions:
         helper = module.functions[expr.func.id]
         inner = Scope(helper, {}, scope.chain + (helper.name,))

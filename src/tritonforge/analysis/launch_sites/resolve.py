@@ -119,8 +119,11 @@ class SourceModule:
 
     def instance_of(self, expr: ast.expr, scope: Scope) -> Made | None:
         """The instance `expr` is: `Cls(...)` itself, or a name bound once to it (a local or a
-        module-level `op = Cls(...)`)."""
+        module-level `op = Cls(...)`), or the last operand of an `or` whose others are None."""
         where = scope
+        if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or) and all(
+                self._is_none(v, scope) for v in expr.values[:-1]):
+            expr = expr.values[-1]  # `self.cfg = cfg or OpConfig()`, where no caller passes cfg
         if isinstance(expr, ast.Name):
             bind, where, _ = self.definition(expr.id, scope)
             expr = bind.value if bind is not None and bind.exact and bind.value is not None else None
@@ -128,6 +131,13 @@ class SourceModule:
                 and (expr.func.id in self.classes or self.record_fields(expr.func.id) is not None):
             return Made(expr.func.id, expr, where)
         return None
+
+    def _is_none(self, expr: ast.expr, scope: Scope) -> bool:
+        """`expr` is None here: the constant, or a parameter bound to it (its default)."""
+        if isinstance(expr, ast.Name):
+            bind, _, _ = self.definition(expr.id, scope)
+            expr = bind.value if bind is not None and bind.exact and bind.value is not None else expr
+        return isinstance(expr, ast.Constant) and expr.value is None
 
     def definition(self, name: str, scope: Scope) -> tuple[Binding | None, Scope, str]:
         """The single binding of `name` seen from `scope`, the scope to read it in, and a note."""
@@ -342,22 +352,27 @@ class SourceModule:
     def _field(self, cls: str, attr: str, made: Made | None, text: str, depth: int) -> Resolved:
         """A field of a record instance (`CFG.block_m`, `self.block_m`; see `record_fields`): what
         the call that made it passes for the field, else the field's default."""
+        found = self.field_value(cls, attr, made)
+        if isinstance(found, str):
+            return Resolved("derived", text, f"{text}{found}")
+        return self._named(text, found[0], found[1], depth)
+
+    def field_value(self, cls: str, attr: str, made: Made | None) -> tuple[ast.expr, Scope] | str:
+        """What the call that made a record instance passes for field `attr`, else the field's
+        default, and the scope to read it in; or why neither is known."""
         fields = self.record_fields(cls) or []
         names = [f for f, _ in fields]
         if attr not in names or made is None:
-            why = "is no field of its record type" if attr not in names else "is set per instance"
-            return Resolved("derived", text, f"{text} {why}")
+            return " is no field of its record type" if attr not in names else " is set per instance"
         index = names.index(attr)
         value, where = fields[index][1], self.module_scope()
         given = {k.arg: k.value for k in made.call.keywords if k.arg}
         positional = [a for a in made.call.args if not isinstance(a, ast.Starred)]
         if len(positional) < len(made.call.args) or any(k.arg is None for k in made.call.keywords):
-            return Resolved("derived", text, f"{text}: the record is made with * or ** arguments")
+            return ": the record is made with * or ** arguments"
         if attr in given or index < len(positional):
             value, where = given[attr] if attr in given else positional[index], made.scope
-        if value is None:
-            return Resolved("derived", text, f"{text} has no value the file says")
-        return self._named(text, value, where, depth)
+        return (value, where) if value is not None else " has no value the file says"
 
     def _attribute_sets(self, owner: str, attr: str) -> list[tuple[ast.expr | None, ast.FunctionDef | None]]:
         """Where the class sets `attr`: (value, method) for `self.attr = value` in a method, (value,

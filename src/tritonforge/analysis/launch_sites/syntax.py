@@ -144,7 +144,8 @@ def _bind_target(target: ast.expr, value: ast.expr, out: dict[str, list[Binding]
 
 def record_fields(cls: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None:
     """A `@dataclass` or `typing.NamedTuple` class's fields in order, with their defaults
-    (`field(default=...)` read through); None for any other class."""
+    (`field(default=...)` read through, and a `default_factory` lambda's body, which each
+    instance gets anew); None for any other class."""
     marks = [last_name(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list]
     if "dataclass" not in marks and not any(last_name(b) == "NamedTuple" for b in cls.bases):
         return None
@@ -153,7 +154,9 @@ def record_fields(cls: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None
         if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name):
             value = n.value
             if isinstance(value, ast.Call) and last_name(value.func) == "field":
-                value = next((k.value for k in value.keywords if k.arg == "default"), None)
+                given = {k.arg: k.value for k in value.keywords}
+                factory = given.get("default_factory")  # `field(default_factory=lambda: {"BLOCK": 128})`
+                value = given.get("default", factory.body if isinstance(factory, ast.Lambda) else None)
             out.append((n.target.id, value))
     return out
 
