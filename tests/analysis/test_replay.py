@@ -544,6 +544,8 @@ def triton_pow2(n: int) -> int:
     ("version_branch.py", "_scale_tokens_kernel.BLOCK_N", 128, "_BLOCK_N = 128"),  # if triton.__version__ >= ...
     ("subclass_override.py", "_gelu_kernel.BLOCK_SIZE", 256, "BLOCK_SIZE = 256"),  # a subclass's class attribute
     ("subclass_super_call.py", "_gelu_kernel.num_warps", 4, "NUM_WARPS = 4"),  # through super().__call__(x)
+    ("max_key_config.py", "_softmax_kernel.BLOCK_SIZE", 1024,  # min([c for c in ... if ...], key=lambda c: ...)
+     '{"BLOCK_SIZE": 1024, "num_warps": 2},'),
     ("dataclass_factory_field.py", "_leaky_relu_kernel.BLOCK", 256,  # **self.cfg.launch, a default_factory
      'launch: dict = field(default_factory=lambda: {"BLOCK": 256, "num_warps": 2})'),
 ])

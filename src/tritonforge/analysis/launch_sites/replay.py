@@ -131,6 +131,8 @@ class Replay(StatementReplay):
             return LazyDict(self, node, frame)
         if isinstance(node, ast.Subscript):
             return self._subscript(node, frame)
+        if isinstance(node, ast.ListComp):
+            return self._comprehension(node, frame)
         if isinstance(node, ast.Call):
             return self._call(node, frame)
         if isinstance(node, ast.NamedExpr):
@@ -218,12 +220,19 @@ class Replay(StatementReplay):
     def _first(self, gen: ast.GeneratorExp, frame: Frame) -> Any:
         """`next(elt for target in items if ...)` over a sequence the file writes: the first
         item whose tests pass, as a loop searching a size table takes it."""
+        got = self._comprehension(gen, frame, first=True)
+        return got if got is UNKNOWN else got[0] if got else NOT_FOUND  # StopIteration, or next's default
+
+    def _comprehension(self, gen: ast.ListComp | ast.GeneratorExp, frame: Frame, first: bool = False) -> Any:
+        """`[elt for target in items if ...]` over a sequence the file writes, as a tuple (up to
+        its first element where `first`)."""
         if len(gen.generators) != 1 or gen.generators[0].is_async:
             return UNKNOWN
         loop = gen.generators[0]
         items = self.eval(loop.iter, frame)
         if not isinstance(items, tuple):
             return UNKNOWN
+        out = []
         for item in items:
             names = _unpacked(loop.target, item)
             if names is None:
@@ -233,8 +242,23 @@ class Replay(StatementReplay):
             if any(t is UNKNOWN for t in tests):
                 return UNKNOWN
             if all(tests):
-                return self.eval(gen.elt, inner)
-        return NOT_FOUND  # StopIteration, or next's default
+                out.append(self.eval(gen.elt, inner))
+                if first:
+                    break
+        return tuple(out)
+
+    def _extreme(self, node: ast.Call, made: str, frame: Frame) -> Any:
+        """`min(configs, key=lambda c: c["BLOCK_SIZE"])`: the item whose key is least (greatest
+        for max), the first of equals as Python picks it."""
+        items = self.eval(node.args[0], frame)
+        key = self.eval(node.keywords[0].value, frame)
+        if not (isinstance(items, tuple) and items and isinstance(key, Helper)):
+            return UNKNOWN
+        keys = [key.call(self, [item], {}) for item in items]
+        if any(k is UNKNOWN for k in keys):
+            return UNKNOWN
+        pick = min if made == "min" else max
+        return items[pick(range(len(items)), key=lambda i: keys[i])]
 
     def _instance(self, cls: ClassValue, args: list[Any], kwargs: dict[str, Any]) -> Instance:
         """`KernelConfig(num_warps=1)` of a plain class: its `__init__` replayed on a new instance."""
@@ -353,6 +377,9 @@ class Replay(StatementReplay):
             got = self._first(node.args[0], frame)
             return self.eval(node.args[1], frame) if got is NOT_FOUND and len(node.args) == 2 else \
                 UNKNOWN if got is NOT_FOUND else got
+        if made in ("min", "max") and isinstance(func, ast.Name) and len(node.args) == 1 \
+                and [k.arg for k in node.keywords] == ["key"]:
+            return self._extreme(node, made, frame)
         if target is UNKNOWN and made == "getattr" and isinstance(func, ast.Name) and len(node.args) in (2, 3):
             return self._getattr(node, frame)
         if target is UNKNOWN and made == "defaultdict" and node.args and not node.keywords:
