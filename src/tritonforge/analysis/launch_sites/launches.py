@@ -313,11 +313,11 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
                 "option", text, f"{where}: a launch option the search leaves as written", None,
                 node.value if isinstance(node, ast.Constant) else None)))
     for opt, default in (("num_warps", DEFAULT_WARPS), ("num_stages", DEFAULT_STAGES)):
-        if opt in options:
+        if opt in facts.heuristics:  # `"num_warps": lambda args: ...`: Heuristics.run sets it over the launch's
+            launch.uses.append(_heuristic_use(module, facts.name, opt, opt))
+        elif opt in options:
             r = _resolve_arg(module, opt, options[opt], launch.scope)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=options[opt], fn=launch.scope.fn))
-        elif opt in facts.heuristics:  # `"num_warps": lambda args: ...`: Heuristics.run sets it over the launch's
-            launch.uses.append(_heuristic_use(module, facts.name, opt, opt))
         elif opaque:  # inserting it could clash with the spread dict's own
             launch.uses.append(Use(-1, facts.name, opt, opt, Resolved(
                 "unknown", "", f"{opt} may come from {opaque}, whose keys the file does not say")))
