@@ -273,23 +273,24 @@ class KernelSource:
                       heuristic_dicts=tuple(d for d in dicts if d is not None))
 
     def _heuristic_dict(self, call: ast.Call) -> ast.Dict | None:
-        """The dict literal a @triton.heuristics(...) call gives: written there, or a module-level
-        name bound once to it, or a string-keyed entry of such a dict."""
+        """The dict literal a @triton.heuristics(...) call gives."""
         values = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
-        for _ in range(4):
-            if isinstance(values, ast.Dict):
-                return values
-            if isinstance(values, ast.Name):
-                bound = [n.value for n in self.tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1
-                         and isinstance(n.targets[0], ast.Name) and n.targets[0].id == values.id]
-                values = bound[0] if len(bound) == 1 else None
-            elif isinstance(values, ast.Subscript) and isinstance(values.slice, ast.Constant) \
-                    and isinstance(values.value, ast.Name):
-                table = self._heuristic_dict(ast.Call(ast.Name("heuristics"), [values.value], []))
-                values = next((v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant)
-                               and k.value == values.slice.value), None) if table is not None else None
-            else:
-                return None
+        return self._dict_literal(values, 0) if values is not None else None
+
+    def _dict_literal(self, node: ast.expr | None, depth: int) -> ast.Dict | None:
+        """`node` as a dict literal: written there, a module-level name bound once to one, or a
+        string-keyed entry of one (`HEURISTICS["softmax"]`)."""
+        if isinstance(node, ast.Dict):
+            return node
+        if node is None or depth > 4:
+            return None
+        if isinstance(node, ast.Name):
+            return self._dict_literal(_assigned_once(self.tree, node.id), depth + 1)
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            table = self._dict_literal(node.value, depth + 1)
+            entry = next((v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant)
+                          and k.value == node.slice.value), None) if table is not None else None
+            return self._dict_literal(entry, depth + 1)
         return None
 
     def jit_calls(self) -> dict[str, Kernel]:

@@ -29,6 +29,7 @@ from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
     STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Instance, Record, TensorValue, device_query,
     last_part, literal_int, same_key)
+from tritonforge.analysis.launch_sites.syntax import config_table
 
 __all__ = ["Frame", "Replay"]
 
@@ -474,7 +475,7 @@ def _unpacked(target: ast.expr, item: Any) -> dict[str, Any] | None:
 def _triton_config(node: ast.Call, frame: Frame) -> Any:
     """A `triton.Config(...)` as a record of what it was given: `kwargs` (its dict) and the
     options written (`num_warps`, `num_stages`, ...); an option not written reads as unknown."""
-    table = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
+    table = config_table(node)
     if table is None:
         return UNKNOWN
     fields = {"kwargs": (table, frame)}

@@ -11,8 +11,8 @@ from typing import Any
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, class_chain, is_static
 from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS, ConfigSpec, KernelFacts
 from tritonforge.analysis.launch_sites.shapes import ShapeWalker
-from tritonforge.analysis.launch_sites.syntax import (Binding, bind_call, bindings, defaults_of, fold, last_name,
-                                                     params_of, record_fields, walk_local)
+from tritonforge.analysis.launch_sites.syntax import (Binding, bind_call, bindings, config_table, defaults_of, fold,
+                                                     last_name, params_of, record_fields, walk_local)
 
 _CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override")
 
@@ -541,14 +541,9 @@ def config_holder(expr: ast.expr) -> ast.expr | None:
     return None
 
 
-def _config_table(call: ast.Call) -> ast.expr | None:
-    """The kwargs dict a `triton.Config(...)` call is given, positionally or as `kwargs=`."""
-    return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "kwargs"), None)
-
-
 def config_entry(call: ast.Call, key: str) -> ast.expr | None:
     """What a `triton.Config(...)` call writes for `key`: its kwargs dict's entry, or the option."""
-    table = _config_table(call)
+    table = config_table(call)
     if isinstance(table, ast.Dict):
         for k, v in zip(table.keys, table.values):
             if isinstance(k, ast.Constant) and k.value == key:
@@ -558,7 +553,7 @@ def config_entry(call: ast.Call, key: str) -> ast.expr | None:
 
 def config_keys(call: ast.Call, all_kwargs: bool) -> list[str]:
     """The keys of `cfg.kwargs` (or of `cfg.all_kwargs()`, which adds the options Triton fills)."""
-    table = _config_table(call)
+    table = config_table(call)
     if not isinstance(table, ast.Dict) or any(not (isinstance(k, ast.Constant) and isinstance(k.value, str))
                                              for k in table.keys):
         return []

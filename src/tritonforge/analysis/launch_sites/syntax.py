@@ -161,6 +161,11 @@ def record_fields(cls: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None
     return out
 
 
+def config_table(call: ast.Call) -> ast.expr | None:
+    """The kwargs dict a `triton.Config(...)` call is given, positionally or as `kwargs=`."""
+    return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "kwargs"), None)
+
+
 def dict_update(stmt: ast.Expr) -> tuple[str, list[tuple[ast.expr, ast.expr]]] | None:
     """`name.update(k=v, ...)` or `name.update({"k": v, ...})`: the name and the items it adds."""
     call = stmt.value

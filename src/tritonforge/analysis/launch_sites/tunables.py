@@ -112,8 +112,7 @@ def _check_as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
     inserting the keyword, would change nothing that runs, so it is not moved."""
     if u.kind not in ("constexpr", "num_warps", "num_stages"):
         return
-    seen = {case: launch.values.get(u.param) for case in runtime.cases
-            if (launch := runtime.launch(case, u.kernel, occurrence)) is not None}
+    seen = _received(u, occurrence, runtime)
     differ = {case: v for case, v in seen.items() if v is not None and v != u.resolved.value}
     if not differ:
         return
@@ -127,12 +126,17 @@ def _as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
     the value that ran (not moved all the same)."""
     if u.resolved.value is not None or u.kind not in ("constexpr", "num_warps", "num_stages"):
         return
-    seen = {case: launch.values.get(u.param) for case in runtime.cases
-            if (launch := runtime.launch(case, u.kernel, occurrence)) is not None}
+    seen = _received(u, occurrence, runtime)
     if seen.get(runtime.dominant) is None:
         return
     u.resolved.value = seen[runtime.dominant]
     u.resolved.where += _per_case(seen)
+
+
+def _received(u: Use, occurrence: int, runtime: Runtime) -> dict[str, Any]:
+    """What each case's launch of the use's kernel received for its parameter."""
+    return {case: launch.values.get(u.param) for case in runtime.cases
+            if (launch := runtime.launch(case, u.kernel, occurrence)) is not None}
 
 
 def _branches(u: Use, runtime: Runtime) -> list[Use]:
