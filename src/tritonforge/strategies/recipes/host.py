@@ -49,6 +49,21 @@ def first_kernel(ks: KernelSource, attempt: Callable[[Kernel], R | str]) -> R | 
     return "; ".join(reasons) or "no Triton kernel in the file"
 
 
+def each_kernel(ks: KernelSource, attempt: Callable[[Kernel], list[Edit] | str]) -> tuple[list[Edit], list[str]] | str:
+    """The edits `attempt` makes of every kernel of the file it applies to, and those kernels'
+    names; or, where it applies to none, every kernel's reason for refusing, in one line."""
+    edits: list[Edit] = []
+    done, reasons = [], []
+    for kernel in ks.kernels.values():
+        result = attempt(kernel)
+        if isinstance(result, str):
+            reasons.append(f"{kernel.name}: {result}")
+            continue
+        edits += result
+        done.append(kernel.name)
+    return (edits, done) if done else "; ".join(reasons) or "no Triton kernel in the file"
+
+
 def per_launch(ks: KernelSource, kernel: Kernel, edit: Callable[[ast.Call], R | str]) -> list[R] | str:
     """`edit` of each launch of `kernel`, or the first launch's reason it cannot be edited
     (a kernel the file never launches cannot be rewritten either)."""

@@ -28,7 +28,7 @@ from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_argume
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import single_assignments
-from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch, statement_of
+from tritonforge.strategies.recipes.host import each_kernel, fresh_name, insert_before, per_launch, statement_of
 
 # Programs per SM, the most `programs_per_sm` starts at: 32 is as many blocks as an SM of an
 # H100/H200 holds at once. Fewer leave an SM's latency of a tiny program uncovered (a trial
@@ -55,16 +55,15 @@ class PersistentGrid(Recipe):
         if tl is None or torch is None:
             return "torch and triton.language are not both imported under a name"
         taken = _host_names(ks)
-        edits, done, reasons = [], [], []
-        for kernel in ks.kernels.values():
+
+        def loop(kernel: Kernel) -> list[Edit] | str:
             host = _why_not(ks, kernel) or per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, torch, taken))
-            if isinstance(host, str):
-                reasons.append(f"{kernel.name}: {host}")
-                continue
-            edits += _kernel_edits(ks, kernel, tl) + [e for h in host for e in h]
-            done.append(kernel.name)
-        if not done:
-            return "; ".join(reasons) or "no Triton kernel in the file"
+            return host if isinstance(host, str) else _kernel_edits(ks, kernel, tl) + [e for h in host for e in h]
+
+        found = each_kernel(ks, loop)
+        if isinstance(found, str):
+            return found
+        edits, done = found
         note = (f"{', '.join(done)}: persistent grid, up to {PER_SM} programs per SM (as many as its warps let "
                 f"one hold) looping over the original program ids")
         return Rewrite(apply_edits(source, edits), note)

@@ -21,6 +21,7 @@ import ast
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, program_axis
 from tritonforge.strategies.editing import Edit, Place, apply_edits
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
+from tritonforge.strategies.recipes.host import each_kernel
 
 GROUP = 8  # tiles per group along the axis that varies slowest, as in Triton's matmul tutorial
 
@@ -35,18 +36,18 @@ class GroupedTileOrder(Recipe):
         if tl is None:
             return "triton.language is not imported under a name"
 
-        edits, done, reasons = [], [], []
-        for kernel in ks.kernels.values():
+        def group(kernel: Kernel) -> list[Edit] | str:
             found = _why_not(ks, kernel) or (_grid_2d(ks, kernel, tl) if _reads(ks, kernel) == 2 else None) \
                 or _grid_1d(ks, kernel, tl)
             if isinstance(found, str):
-                reasons.append(f"{kernel.name}: {found}")
-                continue
+                return found
             first, last, text = found
-            edits.append(Edit(Place(first.lineno, first.col_offset, last.end_lineno, last.end_col_offset), text))
-            done.append(kernel.name)
-        if not done:
-            return "; ".join(reasons) or "no Triton kernel in the file"
+            return [Edit(Place(first.lineno, first.col_offset, last.end_lineno, last.end_col_offset), text)]
+
+        grouped = each_kernel(ks, group)
+        if isinstance(grouped, str):
+            return grouped
+        edits, done = grouped
         return Rewrite(apply_edits(source, edits), f"{', '.join(done)}: tiles in groups of {GROUP} (tl.swizzle2d)")
 
 
