@@ -548,6 +548,11 @@ def triton_pow2(n: int) -> int:
      '{"BLOCK_SIZE": 1024, "num_warps": 2},'),
     ("dataclass_factory_field.py", "_leaky_relu_kernel.BLOCK", 256,  # **self.cfg.launch, a default_factory
      'launch: dict = field(default_factory=lambda: {"BLOCK": 256, "num_warps": 2})'),
+    ("staticmethod_entry.py", "_swish_kernel.BLOCK", 256, "BLOCK = 256"),  # swish = SwishOps.forward
+    ("hip_flag_block.py", "_gelu_tanh_kernel.BLOCK", 256,  # _is_hip = torch.version.hip is not None
+     "BLOCK = 128 if _is_hip else 256"),
+    ("record_method_spread.py", "_tanh_kernel.num_warps", 4,  # **TILING.meta(), a NamedTuple's method
+     "TILING = Tiling(block=32, warps=4)"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.
@@ -649,3 +654,18 @@ def test_an_instance_attribute_set_where_replay_cannot_follow_is_unknown_not_sta
               "        self.warps = 4\n")
     assert evaluate(source, "Cfg(3).block", None, {})[0] is UNKNOWN
     assert evaluate(source, "Cfg(3).warps", None, {})[0] == 4
+
+
+def test_a_value_looked_up_by_another_never_costs_a_candidate_its_table_lacks(tmp_path):
+    # `num_warps = _WARPS_FOR_BLOCK[BLOCK]` (probe round 18): BLOCK moved to 256, a key the
+    # table lacks, was written anyway (the failed look-up fell back to the captured 1) and the
+    # candidate died with KeyError: 256. The table's keys are compared, not settings.
+    path = STYLES / "warps_table_by_block.py"
+    space, _ = captured_space(path)
+    warps = space.get("_mul_add_kernel.num_warps")
+    assert warps.free and "128 (line 10)" not in warps.why
+    with pytest.raises(Unreachable):
+        apply_assignment(space, {"_mul_add_kernel.BLOCK": 256})
+    out = apply_assignment(space, {"_mul_add_kernel.BLOCK": 128, "_mul_add_kernel.num_warps": 4})
+    assert changed_lines(path.read_text(), out) == ["BLOCK = 128"]  # the table's own row
+    assert received(write(tmp_path, path.name, out))["BLOCK"] == 128

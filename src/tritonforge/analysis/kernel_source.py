@@ -92,6 +92,10 @@ def is_static(fn: ast.FunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
 
 
+def is_classmethod(fn: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "classmethod" for d in fn.decorator_list)
+
+
 def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
     """What `entry` runs, for a top-level def or an alias of a def, of `Cls.apply`, or of a
     method of a module-level instance (`op = Op(); my_op = op.forward`), or for such an
@@ -110,6 +114,9 @@ def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
         forward = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None) \
             if isinstance(cls, ast.ClassDef) else None
         return EntryFunction(forward, 1, cls.name) if forward and is_static(forward) else None  # type: ignore[union-attr]
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) \
+            and isinstance(defs.get(value.value.id), ast.ClassDef):
+        return _class_method(defs, value.value.id, value.attr)
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
         return _bound_method(tree, defs, value.value.id, value.attr)
     if isinstance(value, ast.Call) and _last(value.func) == "partial" and value.args \
@@ -139,6 +146,17 @@ def _bound_method(tree: ast.Module, defs: dict[str, ast.stmt], instance: str, na
     if method is None:
         return None
     return EntryFunction(method, 0 if is_static(method) else 1, cls.name, instance)
+
+
+def _class_method(defs: dict[str, ast.stmt], cls: str, name: str) -> EntryFunction | None:
+    """`swish = SwishOps.forward`: a staticmethod (or classmethod, whose `cls` the caller does
+    not pass) taken from the class itself, an ops namespace's way of exporting its functions."""
+    classes = {n: c for n, c in defs.items() if isinstance(c, ast.ClassDef)}
+    method = next((n for c in class_chain(classes, cls) for n in c.body
+                   if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if method is None or not (is_static(method) or is_classmethod(method)):
+        return None
+    return EntryFunction(method, 1 if is_classmethod(method) else 0, cls)
 
 
 def class_chain(classes: dict[str, ast.ClassDef], name: str) -> list[ast.ClassDef]:

@@ -235,13 +235,14 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
     for name, arg in zip(facts.params, _positional(module, call, scope)):
         bound[name] = arg
     options: dict[str, ast.expr] = {}
-    opaque = ""  # a dict spread into the launch whose keys the file does not say
+    opaque, spread = "", None  # a dict spread into the launch whose keys the file does not say
     for kw in call.keywords:
         if kw.arg is None:  # **meta: each key the dict is known to have, as `meta["KEY"]`
             keys = spread_keys(module, kw.value, scope)
             if keys is None and not opaque:
                 data = data_file(module, kw.value, scope)
                 opaque = f"**{module.text(kw.value)}" + (f", read at run time from {data}" if data else "")
+                spread = kw.value
             for key in keys or []:
                 item = ast.Subscript(kw.value, ast.Constant(key), ast.Load())  # no position: text is unparsed
                 (bound if key in facts.params else options).setdefault(key, item)
@@ -250,7 +251,7 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
         else:
             options[kw.arg] = kw.value
     launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid)
-    _add_uses(module, launch, bound, options, opaque)
+    _add_uses(module, launch, bound, options, opaque, spread)
     return launch
 
 
@@ -273,7 +274,12 @@ def _positional(module: SourceModule, call: ast.Call, scope: Scope) -> list[ast.
 
 
 def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], options: dict[str, ast.expr],
-              opaque: str = "") -> None:
+              opaque: str = "", spread: ast.expr | None = None) -> None:
+    # A key of an opaque spread is looked up by replay (`**TILING.meta()`, a method's dict
+    # literal), where the launches were captured: `spread["BLOCK"]`, unknown until then.
+    def looked_up(key: str) -> ast.expr | None:
+        return ast.Subscript(spread, ast.Constant(key), ast.Load()) if spread is not None else None
+
     facts = launch.facts
     fn = module.functions[facts.name]
     defaults = defaults_of(fn)
@@ -292,6 +298,7 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
             expr, where_fn = defaults[c], None
         elif opaque:
             r = Resolved("unknown", "", f"{c} may come from {opaque}, whose keys the file does not say")
+            expr = looked_up(c)
         else:
             r = Resolved("unknown", "", f"{c} is not passed at the launch")
         launch.uses.append(Use(-1, facts.name, c, "constexpr", r, expr=expr, fn=where_fn))
@@ -320,7 +327,8 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
             launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=options[opt], fn=launch.scope.fn))
         elif opaque:  # inserting it could clash with the spread dict's own
             launch.uses.append(Use(-1, facts.name, opt, opt, Resolved(
-                "unknown", "", f"{opt} may come from {opaque}, whose keys the file does not say")))
+                "unknown", "", f"{opt} may come from {opaque}, whose keys the file does not say"),
+                expr=looked_up(opt), fn=launch.scope.fn))
         else:
             r = Resolved("insert", str(default), f"not passed: Triton's default {default}", None, default)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, _insertion_point(launch.call, opt)))

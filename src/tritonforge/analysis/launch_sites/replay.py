@@ -28,7 +28,7 @@ from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, 
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
     STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Instance, Record, TensorValue, device_query,
-    last_part, literal_int, same_key)
+    last_part, literal_int, same_key, torch_build)
 from tritonforge.analysis.launch_sites.syntax import config_table
 
 __all__ = ["Frame", "Replay"]
@@ -69,10 +69,13 @@ class Replay(StatementReplay):
         if name in frame.values:
             read = len(self.reads)
             got = self.force(frame.values[name])
-            if got is UNKNOWN and name in frame.captured and self._bound_once(frame.fn, name):
+            if got is UNKNOWN and name in frame.captured and self._bound_once(frame.fn, name) \
+                    and not any(id(c) in self.edits for c in self.reads[read:]):
                 # Host code replay cannot follow (`X = X.contiguous().view(-1, d)`): the
                 # launch's own local holds the one value this name ever had there, and the
-                # literals the failed replay read (an index `[-1]`) decide nothing.
+                # literals the failed replay read (an index `[-1]`) decide nothing. Not so
+                # where it read an edited literal: the capture is of the code before the edit
+                # (`_WARPS[BLOCK]` with BLOCK moved to a key the table lacks).
                 del self.reads[read:]
                 return frame.captured[name]
             return got
@@ -191,6 +194,8 @@ class Replay(StatementReplay):
             return self.eval(base.value, self.module_frame())
         if base == "torch.cuda":  # torch.cuda.is_available and the like (see DEVICE_QUERIES)
             return f"torch.cuda.{node.attr}"
+        if base == "torch.version" and node.attr in ("hip", "cuda"):  # SGLang's `_is_hip = torch.version.hip is not None`
+            return torch_build(node.attr)
         if isinstance(base, str) and node.attr == "itemsize":
             return ELEMENT_SIZE.get(base.removeprefix("torch."), UNKNOWN)
         return UNKNOWN

@@ -375,7 +375,9 @@ class LazyDict:
                 if got is not MISSING:
                     return got
                 continue
+            mark = len(self.replay.reads)
             written = self.replay.eval(k, frame)
+            del self.replay.reads[mark:]  # a key is compared, not set: editing it would only rename the row
             if written is not UNKNOWN and same_key(written, key):
                 return self.replay.eval(v, frame)
         return MISSING

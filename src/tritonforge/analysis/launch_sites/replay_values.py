@@ -142,6 +142,13 @@ def device_query(name: str) -> Any:
         return UNKNOWN
 
 
+def torch_build(name: str) -> Any:
+    """`torch.version.hip` or `.cuda` of the torch installed here, which the candidates run on."""
+    import torch
+
+    return getattr(torch.version, name, UNKNOWN)
+
+
 TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
 MODULES = ("triton", "tl", "torch", "math", "triton.language", "bisect", "itertools")
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
