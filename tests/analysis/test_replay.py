@@ -553,6 +553,8 @@ def triton_pow2(n: int) -> int:
      "BLOCK = 128 if _is_hip else 256"),
     ("record_method_spread.py", "_tanh_kernel.num_warps", 4,  # **TILING.meta(), a NamedTuple's method
      "TILING = Tiling(block=32, warps=4)"),
+    ("work_items_loop.py", "_scale_kernel.BLOCK", 256,  # for src, dst, block in work: one launch per item
+     "work = [(a, out_a, 256), (b, out_b, 256)]"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.
@@ -669,3 +671,12 @@ def test_a_value_looked_up_by_another_never_costs_a_candidate_its_table_lacks(tm
     out = apply_assignment(space, {"_mul_add_kernel.BLOCK": 128, "_mul_add_kernel.num_warps": 4})
     assert changed_lines(path.read_text(), out) == ["BLOCK = 128"]  # the table's own row
     assert received(write(tmp_path, path.name, out))["BLOCK"] == 128
+
+
+def test_work_items_that_differ_are_not_moved_by_their_first(tmp_path):
+    # `for src, dst, block in [(a, out_a, 32), (b, out_b, 64)]`: the launch site is matched to
+    # the first item's launch; moving its 32 alone would move one launch of two.
+    path = write(tmp_path, "work_items_loop.py",
+                 (STYLES / "work_items_loop.py").read_text().replace("(b, out_b, 32)", "(b, out_b, 64)"))
+    space, _ = captured_space(path)
+    assert not space.get("_scale_kernel.BLOCK").free

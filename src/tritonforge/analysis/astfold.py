@@ -1,8 +1,20 @@
-"""Constant folding of integer arithmetic in kernel and launch code (block sizes, shifts)."""
+"""Small AST helpers of the analysis: constant folding of integer arithmetic in kernel and launch
+code (block sizes, shifts), and the name a call or decorator ends with."""
 
 from __future__ import annotations
 
 import ast
+
+
+def last_name(func: ast.expr) -> str:
+    """`tl.arange` -> "arange", `triton.Config` -> "Config", `f` -> "f", `make()` -> "make"."""
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Call):
+        return last_name(func.func)
+    return ""
 
 
 def fold_binop(op: ast.operator, a: int | None, b: int | None) -> int | None:

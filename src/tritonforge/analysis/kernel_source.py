@@ -14,6 +14,8 @@ import ast
 import copy
 from dataclasses import dataclass
 
+from tritonforge.analysis.astfold import last_name
+
 TL = "triton.language"
 # Where Triton's decorators live; each also answers under its short triton.* name.
 _DECORATOR_HOMES = frozenset({"triton", "triton.runtime", "triton.runtime.jit", "triton.runtime.autotuner"})
@@ -119,7 +121,7 @@ def entry_function(tree: ast.Module, entry: str) -> EntryFunction | None:
         return _class_method(defs, value.value.id, value.attr)
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
         return _bound_method(tree, defs, value.value.id, value.attr)
-    if isinstance(value, ast.Call) and _last(value.func) == "partial" and value.args \
+    if isinstance(value, ast.Call) and last_name(value.func) == "partial" and value.args \
             and isinstance(value.args[0], ast.Name) and isinstance(defs.get(value.args[0].id), ast.FunctionDef) \
             and not any(isinstance(a, ast.Starred) for a in value.args) and all(k.arg for k in value.keywords):
         return EntryFunction(defs[value.args[0].id], len(value.args) - 1, partial=value)  # type: ignore[arg-type]
@@ -376,8 +378,3 @@ def _literal_int(node: ast.AST) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     return None
-
-
-def _last(node: ast.expr) -> str | None:
-    """`partial` of `functools.partial` or of `partial`."""
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None

@@ -23,12 +23,13 @@ import operator
 import os
 from typing import Any, Callable
 
+from tritonforge.analysis.astfold import last_name
 from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS
 from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
     STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Instance, Record, TensorValue, device_query,
-    last_part, literal_int, same_key, torch_build)
+    literal_int, same_key, torch_build)
 from tritonforge.analysis.launch_sites.syntax import config_table
 
 __all__ = ["Frame", "Replay"]
@@ -46,11 +47,13 @@ class Replay(StatementReplay):
         self.tree = tree
         self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
         self.enums = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)
-                      and any(last_part(b).endswith("Enum") for b in n.bases)}
+                      and any(last_name(b).endswith("Enum") for b in n.bases)}
         self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in self.enums}
         self.captured = captured  # function name -> its locals at the launch
         self.edits = edits or {}
         self.reads: list[ast.Constant] = []
+        # A loop's work items read as the first item's: literals of each column, by the first's id.
+        self.columns: dict[int, tuple[ast.Constant, ...]] = {}
         self._module: Frame | None = None
         self._depth = 0
         self._once: dict[tuple[int, str], bool] = {}
@@ -367,7 +370,7 @@ class Replay(StatementReplay):
         target = self.eval(func, frame)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return UNKNOWN
-        made = last_part(func)
+        made = last_name(func)
         args: list[Any] | None = None
         if made in ("replace", "asdict") and len(node.args) == 1 and _from_dataclasses(target):
             args = [self.eval(node.args[0], frame)]

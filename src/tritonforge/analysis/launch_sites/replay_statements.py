@@ -8,8 +8,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Instance, Record, last_part, same_key
-from tritonforge.analysis.launch_sites.syntax import defaults_of, dict_setdefault, dict_update, params_of, walk_local
+from tritonforge.analysis.astfold import last_name
+from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Instance, Record, same_key
+from tritonforge.analysis.launch_sites.syntax import (defaults_of, dict_setdefault, dict_update, item_columns, params_of,
+                                                     walk_local)
 
 if TYPE_CHECKING:
     from tritonforge.analysis.launch_sites.replay import Replay
@@ -85,7 +87,7 @@ class StatementReplay:
         class body writes (`self._CONFIGS[x.dtype]`)."""
         owner = next((c for c in self.classes.values() if fn in c.body), None)
         params = params_of(fn)
-        marks = {last_part(d) for d in fn.decorator_list}
+        marks = {last_name(d) for d in fn.decorator_list}
         if owner is None or not params or "staticmethod" in marks:
             return
         first = params[0].arg
@@ -172,9 +174,10 @@ class StatementReplay:
         replayed) for anything else: another iterable, `continue`, an `else`, or the launch
         inside the loop. False once a `return` is reached."""
         items = self._table(loop.iter, frame)
-        if items is None or loop.orelse or (stop_line is not None and contains_line(loop, stop_line)) \
-                or any(isinstance(n, ast.Continue) for n in ast.walk(loop)):
+        if items is None or loop.orelse or any(isinstance(n, ast.Continue) for n in ast.walk(loop)):
             return None
+        if stop_line is not None and contains_line(loop, stop_line):
+            return self._launching_loop(loop, items, frame, stop_line, control)
         saved, self.reads = self.reads, []
         try:
             for item in items:
@@ -191,6 +194,18 @@ class StatementReplay:
             self._broke = False
             return True
         return went_on if items else True
+
+    def _launching_loop(self, loop: ast.For, items: list[ast.expr], frame: Frame, stop_line: int,
+                        control: tuple[ast.Constant, ...]) -> bool | None:
+        """The launch inside a loop over work items, one launch per item: replayed as the
+        first item's (the launch matched to it), where every item gives the same integers, whose
+        columns an edit then moves together (`columns`). None where they differ."""
+        columns = item_columns(items)
+        if columns is None or any(isinstance(n, ast.Break) for n in ast.walk(loop)):
+            return None
+        self.columns.update(columns)
+        self._bind(loop.target, items[0], frame, control)
+        return self._statements(loop.body, frame, stop_line, control)
 
     def _table(self, node: ast.expr, frame: Frame) -> list[ast.expr] | None:
         """The items of a tuple or list display, written in place or bound once to a name."""

@@ -12,6 +12,7 @@ import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tritonforge.analysis.astfold import last_name
 from tritonforge.analysis.launch_sites.syntax import record_fields
 
 
@@ -164,10 +165,6 @@ COMPARE: dict[type, Callable[[Any, Any], Any]] = {
 }
 
 
-def last_part(node: ast.expr) -> str:
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
-
-
 @dataclass
 class EnumClass:
     """An `enum.Enum` subclass of the file, whose members' values are literals in its body."""
@@ -176,7 +173,7 @@ class EnumClass:
 
     @property
     def is_int(self) -> bool:
-        return any(last_part(b) == "IntEnum" for b in self.node.bases)
+        return any(last_name(b) == "IntEnum" for b in self.node.bases)
 
     def member(self, name: str) -> ast.expr | None:
         values = [n.value for n in self.node.body if isinstance(n, ast.Assign)
@@ -211,7 +208,7 @@ class ClassValue:
         fn = next((n for n in self.node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
         if fn is None:
             return None
-        marks = {last_part(d) for d in fn.decorator_list}
+        marks = {last_name(d) for d in fn.decorator_list}
         return fn, "static" if "staticmethod" in marks else "class" if "classmethod" in marks else \
             "property" if marks & {"property", "cached_property"} else "plain"
 

@@ -89,6 +89,8 @@ class ReplayedValue:
     defaulted: frozenset[str] = frozenset()  # parameters of `fn` its caller leaves at their defaults
     aim: str | None = None  # the case its moves aim at (None: the dominant one)
     case_knobs: dict[str, tuple[ast.Constant, ...]] = field(default_factory=dict)  # the literals each case reads
+    # A knob that stands for a column of a loop's work items: all of them, edited together.
+    columns: dict[int, tuple[ast.Constant, ...]] = field(default_factory=dict)
 
     def case(self, runtime: "Runtime") -> str:
         if self.aim:
@@ -109,7 +111,7 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
     # A launch site that picks its kernel per case (`kernel, block = _OPS[act]`): each kernel's
     # value is read on the cases that launch it.
     for case in launching if launching and value.kernel else runtime.cases:
-        got, reads = _evaluate(tree, runtime, value, case, edits)
+        got, reads = _evaluate(tree, runtime, value, case, edits, value.columns if edits is None else None)
         by_case[case] = tuple(dict.fromkeys(reads))
         launch = runtime.launch(case, value.kernel, value.occurrence)
         if got is UNKNOWN or launch is None:
@@ -127,11 +129,13 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
 
 
 def _evaluate(tree: ast.Module, runtime: Runtime, value: ReplayedValue, case: str,
-              edits: dict[int, int] | None) -> tuple[Any, list[ast.Constant]]:
+              edits: dict[int, int] | None, columns: dict | None = None) -> tuple[Any, list[ast.Constant]]:
     launch = runtime.launch(case, value.kernel, value.occurrence)
     if launch is None:
         return UNKNOWN, []
     replay = Replay(tree, launch.frames, edits)
+    if columns is not None:  # filled once the evaluation below has run (a dict is passed by reference)
+        replay.columns = columns
     if value.heuristic:
         frame = Frame(value.fn, values={"args": dict(launch.args)})
         # The lambda's parameter may have any name: bind it to the launch's arguments.

@@ -103,7 +103,9 @@ class SearchSpace:
                 if self.by_id[tid].free or not {id(k) for k in v.knobs} & fixed.keys()}
         edits = solve(module.tree, self.runtime, held, targets, fixed, frozenset(locked))
         nodes = {id(n): n for n in ast.walk(module.tree) if isinstance(n, ast.Constant)}
-        return [(span_of(nodes[k]), self._literal_text(nodes[k], v)) for k, v in edits.items() if k not in fixed]
+        columns = {k: c for v in replayed.values() for k, c in v.columns.items()}
+        return [(span_of(c), self._literal_text(c, v)) for k, v in edits.items() if k not in fixed
+                for c in columns.get(k, (nodes[k],))]
 
     def _literal_text(self, node: ast.Constant, value: int) -> str:
         if not isinstance(node.value, str):

@@ -8,23 +8,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from tritonforge.analysis.astfold import fold_binop
+from tritonforge.analysis.astfold import fold_binop, last_name
 from tritonforge.analysis.launch_sites.model import Span
 
 
 def span_of(node: ast.AST, delta: int = 0) -> Span:
     return Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, delta)  # type: ignore[attr-defined]
-
-
-def last_name(func: ast.expr) -> str:
-    """`tl.arange` -> "arange", `triton.Config` -> "Config", `f` -> "f"."""
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Call):
-        return last_name(func.func)
-    return ""
 
 
 def fold(node: ast.expr) -> int | None:
@@ -190,3 +179,23 @@ def dict_setdefault(stmt: ast.Expr) -> tuple[str, ast.expr, ast.expr] | None:
             and isinstance(call.func.value, ast.Name) and len(call.args) == 2 and not call.keywords):
         return None
     return call.func.value.id, call.args[0], call.args[1]
+
+
+def item_columns(items: list[ast.expr]) -> dict[int, tuple[ast.Constant, ...]] | None:
+    """Work items of a loop that launches once per item (apex's multi-tensor apply: `for src,
+    dst, block in [(a, out_a, 32), (b, out_b, 32)]`): each position holding one integer in
+    every item, as that column's literals keyed by the first item's; None where the items are
+    not tuples of one length or a position holds integers that differ (the launches would then
+    differ from item to item, and moving the first would move one launch of several)."""
+    if not items or not all(isinstance(i, ast.Tuple) for i in items) \
+            or len({len(i.elts) for i in items}) != 1:  # type: ignore[attr-defined]
+        return None
+    out: dict[int, tuple[ast.Constant, ...]] = {}
+    for column in zip(*(i.elts for i in items)):  # type: ignore[attr-defined]
+        ints = [c.value for c in column if isinstance(c, ast.Constant) and type(c.value) is int]
+        if not ints:
+            continue
+        if len(ints) != len(column) or len(set(ints)) > 1:
+            return None
+        out[id(column[0])] = column  # type: ignore[assignment]
+    return out
