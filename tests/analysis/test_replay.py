@@ -555,6 +555,8 @@ def triton_pow2(n: int) -> int:
      "TILING = Tiling(block=32, warps=4)"),
     ("work_items_loop.py", "_scale_kernel.BLOCK", 256,  # for src, dst, block in work: one launch per item
      "work = [(a, out_a, 256), (b, out_b, 256)]"),
+    ("zip_dict_tiles.py", "_row_sum_kernel.BLOCK_N", 256,  # **dict(zip(_KEYS, _TILES[x.dtype]))
+     "torch.float32: (2, 256, 1),"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

@@ -277,8 +277,10 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
               opaque: str = "", spread: ast.expr | None = None) -> None:
     # A key of an opaque spread is looked up by replay (`**TILING.meta()`, a method's dict
     # literal), where the launches were captured: `spread["BLOCK"]`, unknown until then.
-    def looked_up(key: str) -> ast.expr | None:
-        return ast.Subscript(spread, ast.Constant(key), ast.Load()) if spread is not None else None
+    def opaque_use(key: str) -> tuple[Resolved, ast.expr | None]:
+        expr = ast.Subscript(spread, ast.Constant(key), ast.Load()) if spread is not None else None
+        return Resolved("unknown", ast.unparse(expr) if expr else "",
+                        f"{key} may come from {opaque}, whose keys the file does not say"), expr
 
     facts = launch.facts
     fn = module.functions[facts.name]
@@ -297,8 +299,7 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
             r.where = f"default of {facts.name}: {r.where}"
             expr, where_fn = defaults[c], None
         elif opaque:
-            r = Resolved("unknown", "", f"{c} may come from {opaque}, whose keys the file does not say")
-            expr = looked_up(c)
+            r, expr = opaque_use(c)
         else:
             r = Resolved("unknown", "", f"{c} is not passed at the launch")
         launch.uses.append(Use(-1, facts.name, c, "constexpr", r, expr=expr, fn=where_fn))
@@ -326,9 +327,8 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
             r = _resolve_arg(module, opt, options[opt], launch.scope)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=options[opt], fn=launch.scope.fn))
         elif opaque:  # inserting it could clash with the spread dict's own
-            launch.uses.append(Use(-1, facts.name, opt, opt, Resolved(
-                "unknown", "", f"{opt} may come from {opaque}, whose keys the file does not say"),
-                expr=looked_up(opt), fn=launch.scope.fn))
+            r, expr = opaque_use(opt)
+            launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=expr, fn=launch.scope.fn))
         else:
             r = Resolved("insert", str(default), f"not passed: Triton's default {default}", None, default)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, _insertion_point(launch.call, opt)))

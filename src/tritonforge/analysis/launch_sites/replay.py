@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from tritonforge.analysis.astfold import last_name
 from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS
-from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay
+from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay, Thunk
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
     STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Instance, Record, TensorValue, device_query,
@@ -395,6 +395,9 @@ class Replay(StatementReplay):
             return self._defaultdict(node, frame)
         if target is UNKNOWN and made == "MappingProxyType" and len(node.args) == 1 and not node.keywords:
             return self.eval(node.args[0], frame)  # `types.MappingProxyType({...})`: a read-only view
+        if target is UNKNOWN and made == "dict" and isinstance(func, ast.Name) and len(node.args) == 1 \
+                and not node.keywords and (zipped := self._zipped(node.args[0], frame)) is not None:
+            return zipped
         if target is UNKNOWN and not node.args and (made == "SimpleNamespace" or made == "dict" and isinstance(
                 func, ast.Name)):  # `dict(BLOCK=256, num_warps=4)`: a dict display by another name
             return LazyDict(self, ast.Dict([ast.Constant(k.arg) for k in node.keywords],
@@ -415,6 +418,36 @@ class Replay(StatementReplay):
                 return UNKNOWN
             return fn(*args, **kwargs)
         return UNKNOWN
+
+    def _zipped(self, node: ast.expr, frame: Frame) -> LazyDict | None:
+        """`zip(_KEYS, _TILES[dtype])` of a tuple of key strings and a tuple of values, both
+        written in the file, as the dict display it makes: each key then reads its own literal,
+        not the whole tuple's (FlagGems' tile tables). None for anything else."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "zip"
+                and len(node.args) == 2 and not node.keywords):
+            return None
+        keys, values = self._display(node.args[0], frame), self._display(node.args[1], frame)
+        if keys is None or values is None or not all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys[0].elts):
+            return None
+        n = min(len(keys[0].elts), len(values[0].elts))  # zip stops at the shorter
+        return LazyDict(self, ast.Dict(keys[0].elts[:n], values[0].elts[:n]), values[1])
+
+    def _display(self, node: ast.expr, frame: Frame, depth: int = 0) -> tuple[ast.Tuple | ast.List, Frame] | None:
+        """The tuple or list display an expression stands for, unevaluated, and its frame: written
+        in place, bound to a name, or a table's entry (`_TILES[x.dtype]`)."""
+        if depth > 8:
+            return None
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return None if any(isinstance(e, ast.Starred) for e in node.elts) else (node, frame)
+        if isinstance(node, ast.Name):
+            bound = frame.values[node.id] if node.id in frame.values else self.module_frame().values.get(node.id)
+            return self._display(bound.expr, bound.frame, depth + 1) \
+                if isinstance(bound, Thunk) and bound.part is None else None
+        if isinstance(node, ast.Subscript) and isinstance(table := self.eval(node.value, frame), LazyDict):
+            found = table.entry(self.eval(node.slice, frame))
+            return None if found is MISSING or found is UNKNOWN else self._display(*found, depth + 1)
+        return None
 
     def _getattr(self, node: ast.Call, frame: Frame) -> Any:
         """`getattr(_Tiles, f"BLOCK_{kind.upper()}")`: the attribute the name comes to, read as

@@ -383,10 +383,15 @@ class LazyDict:
     def lookup(self, key: Any) -> Any:
         """The value of `key`, MISSING where the table does not have it, UNKNOWN where replay
         cannot tell."""
+        found = self.entry(key)
+        return found if found is MISSING or found is UNKNOWN else self.replay.eval(*found)
+
+    def entry(self, key: Any) -> Any:
+        """(the expression, its frame) the table gives `key`, unevaluated; MISSING or UNKNOWN."""
         for k, v, frame in reversed(self.entries):  # the last write of a key wins
             if k is None:  # `{**_BASE, **_OVERRIDES.get(dtype, {})}`: the spread dict's own
                 inner = self.replay.eval(v, frame)
-                got = inner.lookup(key) if isinstance(inner, LazyDict) else UNKNOWN
+                got = inner.entry(key) if isinstance(inner, LazyDict) else UNKNOWN
                 if got is not MISSING:
                     return got
                 continue
@@ -394,7 +399,7 @@ class LazyDict:
             written = self.replay.eval(k, frame)
             del self.replay.reads[mark:]  # a key is compared, not set: editing it would only rename the row
             if written is not UNKNOWN and same_key(written, key):
-                return self.replay.eval(v, frame)
+                return v, frame
         return MISSING
 
 
