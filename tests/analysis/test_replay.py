@@ -682,3 +682,28 @@ def test_work_items_that_differ_are_not_moved_by_their_first(tmp_path):
                  (STYLES / "work_items_loop.py").read_text().replace("(b, out_b, 32)", "(b, out_b, 64)"))
     space, _ = captured_space(path)
     assert not space.get("_scale_kernel.BLOCK").free
+
+
+def test_launchers_in_a_dispatch_table_move_where_they_ran(tmp_path):
+    # `_LAUNCH[x.dtype](x, out, n)`, a dict of lambdas that launch (probe round 17): "no launch
+    # site in the problem file". The cases are fp32: the fp16 launcher never runs, and a move of
+    # it would be a candidate that changes nothing timed.
+    path = STYLES / "dispatch_lambdas.py"
+    space, _ = captured_space(path)
+    assert space.get("_exp2_kernel.BLOCK").free
+    assert "ran on no case" in space.get("_exp2_kernel.BLOCK#2").why
+    out = apply_assignment(space, {"_exp2_kernel.BLOCK": 256})
+    assert changed_lines(path.read_text(), out) == [
+        "torch.float32: lambda x, out, n: _exp2_kernel[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256, num_warps=1),"]
+    assert received(write(tmp_path, path.name, out))["BLOCK"] == 256
+
+
+def test_a_launcher_matched_to_another_sites_launch_is_not_called_unlaunched(tmp_path):
+    # Launches are matched to sites in call order: with the fp16 launcher written first, the
+    # fp32 launch is matched to it (and disagrees), so the fp32 launcher's site is not ruled out.
+    lines = (STYLES / "dispatch_lambdas.py").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if "torch.float32: lambda" in line)
+    lines[at], lines[at + 1] = lines[at + 1], lines[at]
+    space, _ = captured_space(write(tmp_path, "dispatch_lambdas.py", "\n".join(lines) + "\n"))
+    assert not space.get("_exp2_kernel.BLOCK").free and "the launch received" in space.get("_exp2_kernel.BLOCK").why
+    assert space.get("_exp2_kernel.BLOCK#2").free

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from tritonforge.analysis.kernel_source import class_chain, launch_target
+from tritonforge.analysis.launch_sites.dispatch import table_launchers
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
 from tritonforge.analysis.launch_sites.resolve import (Made, Resolved, Scope, SourceModule, config_holder, config_keys,
                                                       is_static)
@@ -57,12 +58,11 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
             for name in names:
                 yield _launch(module, call, scope, module.kernels[name])
             continue
-        callee = _callee(module, f, scope)
-        if callee is None or callee.label in scope.chain:
-            continue  # not a function of this file, or recursion: each helper once per chain
-        bound = _bound(callee, call, scope)
-        yield from collect_launches(module, Scope(callee.fn, bound, scope.chain + (callee.label,), callee.owner,
-                                                  callee.instance))
+        callee = _callee(module, f, scope)  # else perhaps a table's launchers (`_LAUNCH[x.dtype](...)`)
+        for c in [callee] if callee else [_Callee(fn, label) for fn, label in table_launchers(module, f, scope)]:
+            if c.label not in scope.chain:  # recursion: each helper once per chain
+                yield from collect_launches(module, Scope(c.fn, _bound(c, call, scope), scope.chain + (c.label,),
+                                                          c.owner, c.instance))
 
 
 def _partial_launch(module: SourceModule, call: ast.Call, scope: Scope) -> ast.Call | None:

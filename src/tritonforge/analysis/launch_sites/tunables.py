@@ -39,6 +39,7 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
                 verify: bool = True) -> list[LaunchSite]:
     uses = []
     seen: dict[str, int] = defaultdict(int)
+    unlaunched: list[int] = []
     for i, launch in enumerate(launches):
         occurrence = seen[launch.facts.name]
         seen[launch.facts.name] += 1
@@ -60,10 +61,29 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
                 uses += _branches(u, runtime)
         if runtime is not None:
             _replay_grid(module, launch, occurrence, runtime, verify)
+            if verify and not any(runtime.launch(case, launch.facts.name, occurrence) for case in runtime.cases):
+                unlaunched.append(i)
+    _never_ran(launches, uses, unlaunched)
     groups, spans = _group_uses(module, launches, uses)
     tunable_of = _make_tunables(launches, uses, groups, spans)
     _mark_followers(list({t.id: t for t in tunable_of.values()}.values()))
     return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
+
+
+def _never_ran(launches: list[Launch], uses: list[Use], unlaunched: list[int]) -> None:
+    """The uses of a launch no case made (a dispatch table's fp16 launcher where the cases are
+    fp32): a move of its values would change nothing the cases time. Launches are matched to
+    the sites in call order, so where another site of the kernel disagrees with what its
+    matched launch received, the launch may be this site's, and it is left as it is. Each
+    stands alone, so that a literal it shares with a launch that ran still moves."""
+    def mismatched(kernel: str) -> bool:  # the notes of tunables._check_as_run and runtime.replay_value
+        return any(launches[u.launch].facts.name == kernel and "the launch received" in u.resolved.where
+                   for u in uses)
+
+    for u in [u for u in uses if u.launch in unlaunched and not mismatched(u.kernel)]:
+        r = u.resolved
+        u.resolved = Resolved("unknown", r.text, f"{r.where}; this launch ran on no case: not moved", None, r.value)
+        u.span, u.replayed = None, None
 
 
 def _mark_followers(tunables: list[Tunable]) -> None:
