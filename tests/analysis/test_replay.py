@@ -557,6 +557,8 @@ def triton_pow2(n: int) -> int:
      "work = [(a, out_a, 256), (b, out_b, 256)]"),
     ("zip_dict_tiles.py", "_row_sum_kernel.BLOCK_N", 256,  # **dict(zip(_KEYS, _TILES[x.dtype]))
      "torch.float32: (2, 256, 1),"),
+    ("contextvar_block.py", "_silu_kernel.BLOCK", 256,  # BLOCK = _BLOCK.get() of a ContextVar's default
+     '_BLOCK = contextvars.ContextVar("silu_block", default=256)'),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.
@@ -707,3 +709,12 @@ def test_a_launcher_matched_to_another_sites_launch_is_not_called_unlaunched(tmp
     space, _ = captured_space(write(tmp_path, "dispatch_lambdas.py", "\n".join(lines) + "\n"))
     assert not space.get("_exp2_kernel.BLOCK").free and "the launch received" in space.get("_exp2_kernel.BLOCK").why
     assert space.get("_exp2_kernel.BLOCK#2").free
+
+
+def test_a_context_variable_set_around_the_launch_is_not_moved_by_its_default(tmp_path):
+    # `with block_size(64):` around the launch: the default, 32, is not what ran.
+    source = (STYLES / "contextvar_block.py").read_text().replace(
+        "    BLOCK = _BLOCK.get()\n", "    with block_size(64):\n        BLOCK = _BLOCK.get()\n")
+    space, _ = captured_space(write(tmp_path, "contextvar_block.py", source))
+    block = space.get("_silu_kernel.BLOCK")
+    assert not block.free and "the launch received 64" in block.why

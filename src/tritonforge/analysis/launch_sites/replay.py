@@ -28,8 +28,8 @@ from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS
 from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay, Thunk
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
-    STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, Dotted, EnumClass, EnumMember, Instance, Record, TensorValue, device_query,
-    literal_int, same_key, torch_build)
+    STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, ContextVarValue, Dotted, EnumClass, EnumMember, Instance,
+    Record, TensorValue, device_query, literal_int, same_key, torch_build)
 from tritonforge.analysis.launch_sites.syntax import config_table
 
 __all__ = ["Frame", "Replay"]
@@ -357,6 +357,9 @@ class Replay(StatementReplay):
                 return tuple(got) if isinstance(got, list) else got
             if isinstance(owner, int) and func.attr in INT_METHODS and not node.args:
                 return getattr(owner, func.attr)()  # `1 << (n - 1).bit_length()`: a power of two by bits
+            if isinstance(owner, ContextVarValue) and func.attr == "get" and not node.keywords and len(node.args) < 2:
+                default = node.args[0] if node.args else owner.default  # `var.get(fallback)` before the var's own
+                return UNKNOWN if default is None else self.eval(default, frame if node.args else owner.frame)
             if isinstance(owner, Record) and func.attr == "_replace" and not node.args:  # NamedTuple
                 return self._replaced(owner, node, frame)
             if isinstance(owner, LazyDict) and func.attr in ("items", "keys", "values") and not node.args:
@@ -393,6 +396,8 @@ class Replay(StatementReplay):
             return self._getattr(node, frame)
         if target is UNKNOWN and made == "defaultdict" and node.args and not node.keywords:
             return self._defaultdict(node, frame)
+        if made == "ContextVar" and (target is UNKNOWN or target == Dotted("contextvars.ContextVar")):
+            return ContextVarValue(next((k.value for k in node.keywords if k.arg == "default"), None), frame)
         if target is UNKNOWN and made == "MappingProxyType" and len(node.args) == 1 and not node.keywords:
             return self.eval(node.args[0], frame)  # `types.MappingProxyType({...})`: a read-only view
         if target is UNKNOWN and made == "dict" and isinstance(func, ast.Name) and len(node.args) == 1 \

@@ -170,9 +170,9 @@ class StatementReplay:
              control: tuple[ast.Constant, ...]) -> bool | None:
         """A search over a table the file writes (`for max_n, block, warps in _TABLE: if n <=
         max_n: break`), item by item, leaving the target bound to the item it stops at (the
-        thresholds its tests read are not among the literals a move may edit). None (not
-        replayed) for anything else: another iterable, `continue`, an `else`, or the launch
-        inside the loop. False once a `return` is reached."""
+        thresholds its tests read are not among the literals a move may edit), or a loop over
+        work items with the launch inside (`_launching_loop`). None (not replayed) for anything
+        else: another iterable, `continue`, an `else`. False once a `return` is reached."""
         items = self._table(loop.iter, frame)
         if items is None or loop.orelse or any(isinstance(n, ast.Continue) for n in ast.walk(loop)):
             return None

@@ -151,7 +151,7 @@ def torch_build(name: str) -> Any:
 
 
 TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
-MODULES = ("triton", "tl", "torch", "math", "triton.language", "bisect", "itertools")
+MODULES = ("triton", "tl", "torch", "math", "triton.language", "bisect", "itertools", "contextvars")
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
     ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
@@ -225,6 +225,16 @@ class Record:
 
     cls: ClassValue
     fields: dict[str, tuple[ast.expr, Any]]  # name -> (expression, the frame it is read in)
+
+
+@dataclass(frozen=True)
+class ContextVarValue:
+    """`contextvars.ContextVar("block", default=32)`: its `.get()` is the default where nothing
+    set it (a `with block_size(256):` the cases ran under shows as a value the replay does not
+    reproduce, and the value is not moved)."""
+
+    default: ast.expr | None
+    frame: Any
 
 
 @dataclass(frozen=True)
