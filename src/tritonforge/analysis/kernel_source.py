@@ -142,9 +142,7 @@ def _bound_method(tree: ast.Module, defs: dict[str, ast.stmt], instance: str, na
     cls = defs.get(call.func.id) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
     if not isinstance(cls, ast.ClassDef):
         return None
-    classes = {n: c for n, c in defs.items() if isinstance(c, ast.ClassDef)}
-    method = next((n for c in class_chain(classes, cls.name) for n in c.body
-                   if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    method = _method_of(defs, cls.name, name)
     if method is None:
         return None
     return EntryFunction(method, 0 if is_static(method) else 1, cls.name, instance)
@@ -153,12 +151,17 @@ def _bound_method(tree: ast.Module, defs: dict[str, ast.stmt], instance: str, na
 def _class_method(defs: dict[str, ast.stmt], cls: str, name: str) -> EntryFunction | None:
     """`swish = SwishOps.forward`: a staticmethod (or classmethod, whose `cls` the caller does
     not pass) taken from the class itself, an ops namespace's way of exporting its functions."""
-    classes = {n: c for n, c in defs.items() if isinstance(c, ast.ClassDef)}
-    method = next((n for c in class_chain(classes, cls) for n in c.body
-                   if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    method = _method_of(defs, cls, name)
     if method is None or not (is_static(method) or is_classmethod(method)):
         return None
     return EntryFunction(method, 1 if is_classmethod(method) else 0, cls)
+
+
+def _method_of(defs: dict[str, ast.stmt], cls: str, name: str) -> ast.FunctionDef | None:
+    """`name` defined in class `cls` of the file or in a class of the file it inherits from."""
+    classes = {n: c for n, c in defs.items() if isinstance(c, ast.ClassDef)}
+    return next((n for c in class_chain(classes, cls) for n in c.body
+                 if isinstance(n, ast.FunctionDef) and n.name == name), None)
 
 
 def class_chain(classes: dict[str, ast.ClassDef], name: str) -> list[ast.ClassDef]:

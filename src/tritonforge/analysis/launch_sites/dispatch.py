@@ -14,8 +14,7 @@ def table_launchers(module: SourceModule, f: ast.expr, scope: Scope) -> list[tup
     and lambdas held as the values of a dict display bound once to TABLE."""
     if not (isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name)):
         return []
-    bind, _, _ = module.definition(f.value.id, scope)
-    table = bind.value if bind is not None and bind.exact else None
+    table = module.exact_value(f.value.id, scope)
     if not isinstance(table, ast.Dict):
         return []
     out = []

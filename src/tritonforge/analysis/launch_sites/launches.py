@@ -71,8 +71,7 @@ def _partial_launch(module: SourceModule, call: ast.Call, scope: Scope) -> ast.C
     `launch = kernel[grid]`, the call itself as that launch."""
     if not isinstance(call.func, ast.Name):
         return None
-    bind, _, _ = module.definition(call.func.id, scope)
-    made = bind.value if bind is not None and bind.exact else None
+    made = module.exact_value(call.func.id, scope)
     if isinstance(made, ast.Subscript) and _kernels_of(module, made.value, scope):
         # `launch = kernel[grid]`, then `launch(x, out, n, BLOCK=256)`: the launch is the call.
         return ast.copy_location(ast.Call(made, call.args, call.keywords), call)
@@ -265,8 +264,7 @@ def _positional(module: SourceModule, call: ast.Call, scope: Scope) -> list[ast.
             continue
         items = arg.value
         if isinstance(items, ast.Name):
-            bind, _, _ = module.definition(items.id, scope)
-            items = bind.value if bind is not None and bind.exact and bind.value is not None else items
+            items = module.exact_value(items.id, scope) or items
         if not isinstance(items, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in items.elts):
             break
         out += items.elts

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from tritonforge.analysis.astfold import last_name
 from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS
-from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay, Thunk
+from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
     STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, ContextVarValue, Dotted, EnumClass, EnumMember, Instance,
@@ -446,9 +446,8 @@ class Replay(StatementReplay):
         if isinstance(node, (ast.Tuple, ast.List)):
             return None if any(isinstance(e, ast.Starred) for e in node.elts) else (node, frame)
         if isinstance(node, ast.Name):
-            bound = frame.values[node.id] if node.id in frame.values else self.module_frame().values.get(node.id)
-            return self._display(bound.expr, bound.frame, depth + 1) \
-                if isinstance(bound, Thunk) and bound.part is None else None
+            bound = self.binding(node.id, frame)
+            return self._display(bound.expr, bound.frame, depth + 1) if bound is not None else None
         if isinstance(node, ast.Subscript) and isinstance(table := self.eval(node.value, frame), LazyDict):
             found = table.entry(self.eval(node.slice, frame))
             return None if found is MISSING or found is UNKNOWN else self._display(*found, depth + 1)

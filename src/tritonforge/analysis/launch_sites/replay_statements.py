@@ -210,14 +210,18 @@ class StatementReplay:
     def _table(self, node: ast.expr, frame: Frame) -> list[ast.expr] | None:
         """The items of a tuple or list display, written in place or bound once to a name."""
         if isinstance(node, ast.Name):
-            bound = frame.values.get(node.id)
-            if bound is None and frame is not self.module_frame():
-                bound = self.module_frame().values.get(node.id)
-            node = bound.expr if isinstance(bound, Thunk) and bound.part is None else node
+            bound = self.binding(node.id, frame)
+            node = bound.expr if bound is not None else node
         if isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) <= 64 \
                 and not any(isinstance(e, ast.Starred) for e in node.elts):
             return list(node.elts)
         return None
+
+    def binding(self, name: str, frame: Frame) -> Thunk | None:
+        """The expression `name` is bound to (in `frame`, else at module level), unevaluated,
+        where it is bound to one whole: not a part of an unpacking, not a captured value."""
+        bound = frame.values[name] if name in frame.values else self.module_frame().values.get(name)
+        return bound if isinstance(bound, Thunk) and bound.part is None else None
 
     def _match(self, stmt: ast.Match, frame: Frame) -> tuple[ast.match_case | None, tuple[ast.Constant, ...]] | None:
         """The case a `match` takes (None in its place when none does) and the literals that

@@ -156,6 +156,11 @@ class SourceModule:
             return None, scope, f"{name} is assigned {len(binds)} times at module level"
         return binds[0], self.module_scope(), ""
 
+    def exact_value(self, name: str, scope: Scope) -> ast.expr | None:
+        """The expression `name` is bound to, once and exactly, seen from `scope`; else None."""
+        bind, _, _ = self.definition(name, scope)
+        return bind.value if bind is not None and bind.exact else None
+
     def _parameter(self, name: str, scope: Scope) -> tuple[Binding | None, Scope, str]:
         fn = scope.fn
         assert fn is not None

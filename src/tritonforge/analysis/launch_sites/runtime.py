@@ -21,6 +21,8 @@ from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, Dotted, lit
 # Values tried for a literal when solving: powers of two cover block sizes, warps, stages,
 # thresholds and caps alike.
 _TRIALS = tuple(1 << p for p in range(0, 18))
+# In the note of a value the source gives otherwise than its launch received it.
+RECEIVED = "the launch received"
 
 
 @dataclass
@@ -120,7 +122,7 @@ def replay_value(tree: ast.Module, runtime: Runtime, value: ReplayedValue, param
             shown = got.name if isinstance(got, Dotted) else got  # `tl.float32`, as written
             if not isinstance(shown, (int, float, str, bool, tuple, type(None))):
                 return {}, f"replaying the source gives no plain value ({case})"  # a function, a record
-            return {}, f"replaying the source gives {shown}, the launch received {launch.values[param]} ({case})"
+            return {}, f"replaying the source gives {shown}, {RECEIVED} {launch.values[param]} ({case})"
         out[case] = got
     if edits is None:
         knobs = dict.fromkeys(c for reads in by_case.values() for c in reads)  # ast nodes hash by identity

@@ -14,7 +14,7 @@ from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DOT_M
                                                      STAGES, TILE_ROLES, WARPS, ConfigSpec, KernelFacts, LaunchSite,
                                                      Span, Tunable, is_pow2)
 from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
-from tritonforge.analysis.launch_sites.runtime import ReplayedValue, Runtime, replay_value
+from tritonforge.analysis.launch_sites.runtime import RECEIVED, ReplayedValue, Runtime, replay_value
 from tritonforge.analysis.launch_sites.syntax import params_of, span_of
 
 
@@ -63,24 +63,21 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
             _replay_grid(module, launch, occurrence, runtime, verify)
             if verify and not any(runtime.launch(case, launch.facts.name, occurrence) for case in runtime.cases):
                 unlaunched.append(i)
-    _never_ran(launches, uses, unlaunched)
+    _never_ran(uses, unlaunched)
     groups, spans = _group_uses(module, launches, uses)
     tunable_of = _make_tunables(launches, uses, groups, spans)
     _mark_followers(list({t.id: t for t in tunable_of.values()}.values()))
     return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
 
 
-def _never_ran(launches: list[Launch], uses: list[Use], unlaunched: list[int]) -> None:
+def _never_ran(uses: list[Use], unlaunched: list[int]) -> None:
     """The uses of a launch no case made (a dispatch table's fp16 launcher where the cases are
     fp32): a move of its values would change nothing the cases time. Launches are matched to
     the sites in call order, so where another site of the kernel disagrees with what its
     matched launch received, the launch may be this site's, and it is left as it is. Each
     stands alone, so that a literal it shares with a launch that ran still moves."""
-    def mismatched(kernel: str) -> bool:  # the notes of tunables._check_as_run and runtime.replay_value
-        return any(launches[u.launch].facts.name == kernel and "the launch received" in u.resolved.where
-                   for u in uses)
-
-    for u in [u for u in uses if u.launch in unlaunched and not mismatched(u.kernel)]:
+    mismatched = {u.kernel for u in uses if RECEIVED in u.resolved.where}
+    for u in [u for u in uses if u.launch in unlaunched and u.kernel not in mismatched]:
         r = u.resolved
         u.resolved = Resolved("unknown", r.text, f"{r.where}; this launch ran on no case: not moved", None, r.value)
         u.span, u.replayed = None, None
@@ -137,7 +134,7 @@ def _check_as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
     if not differ:
         return
     case, got = next(iter(differ.items()))
-    u.resolved = Resolved("unknown", u.resolved.text, f"{u.resolved.where}, but the launch received {got} on {case}: "
+    u.resolved = Resolved("unknown", u.resolved.text, f"{u.resolved.where}, but {RECEIVED} {got} on {case}: "
                           "set elsewhere at run time", None, seen.get(runtime.dominant, got))
 
 
