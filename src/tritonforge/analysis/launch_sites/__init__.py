@@ -24,6 +24,10 @@ What counts as tunable (`Tunable.free`), and why:
   entry argument) are reported with `free=False`. We deliberately offer no multiplier on
   them: whether a block must cover a whole row (single-pass softmax) is kernel semantics
   that cannot be checked statically, and a wrong guess fails only on some shapes.
+* One exception is read from the kernel: a `tl.arange(0, BLOCK)` offset by nothing and
+  masked by `< n_cols` is one tile over the row, so BLOCK keeps only values at or above
+  the largest `n_cols` a captured launch received (`coverage.py`), unless the baseline
+  itself runs below it.
 * Integer constexprs that shape no tensor (no `tl.arange`, `tl.zeros` shape, ...) such as
   `GROUP_SIZE_M` or flags are reported, not free: they may carry meaning.
 

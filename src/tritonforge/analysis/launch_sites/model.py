@@ -151,6 +151,7 @@ class KernelFacts:
     autotuned: bool = False
     has_loop: bool = False  # num_stages only pipelines loads inside loops
     globals: tuple[str, ...] = ()  # module-level `NAME = tl.constexpr(...)` the body reads
+    single_tiles: tuple[tuple[str, str], ...] = ()  # (C, p): one tl.arange(0, C) masked by < p (coverage.py)
 
     @property
     def has_dot(self) -> bool:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, class_chain, is_static
+from tritonforge.analysis.launch_sites.coverage import single_tiles
 from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS, ConfigSpec, KernelFacts
 from tritonforge.analysis.launch_sites.shapes import ShapeWalker
 from tritonforge.analysis.launch_sites.syntax import (Binding, bind_call, bindings, config_table, defaults_of, fold,
@@ -518,6 +519,7 @@ def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
         heuristics=tuple(sorted(set(kernel.heuristic_names()))),
         autotuned=kernel.autotuned,
         has_loop=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(fn)),
+        single_tiles=single_tiles(fn, set(kernel.constexprs), kernel.params),
     )
 
 

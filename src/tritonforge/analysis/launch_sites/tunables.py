@@ -40,9 +40,12 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
     uses = []
     seen: dict[str, int] = defaultdict(int)
     unlaunched: list[int] = []
+    floors: dict[int, dict[str, tuple[int, str]]] = {}
     for i, launch in enumerate(launches):
         occurrence = seen[launch.facts.name]
         seen[launch.facts.name] += 1
+        if runtime is not None:
+            floors[i] = _tile_floors(launch, occurrence, runtime)
         for u in launch.uses:
             u.launch = i
             if runtime is not None and verify and u.resolved.kind in ("literal", "insert"):
@@ -65,7 +68,7 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
                 unlaunched.append(i)
     _never_ran(uses, unlaunched)
     groups, spans = _group_uses(module, launches, uses)
-    tunable_of = _make_tunables(launches, uses, groups, spans)
+    tunable_of = _make_tunables(launches, uses, groups, spans, floors)
     _mark_followers(list({t.id: t for t in tunable_of.values()}.values()))
     return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
 
@@ -269,8 +272,8 @@ def _group_uses(module: SourceModule, launches: list[Launch], uses: list[Use]) -
     return groups, spans
 
 
-def _make_tunables(launches: list[Launch], uses: list[Use], groups: _Groups,
-                   spans: dict[tuple, Span]) -> dict[int, Tunable]:
+def _make_tunables(launches: list[Launch], uses: list[Use], groups: _Groups, spans: dict[tuple, Span],
+                   floors: dict[int, dict[str, tuple[int, str]]]) -> dict[int, Tunable]:
     """The tunable of each use, keyed by the use's position in `uses`."""
     members: dict[tuple, list[Use]] = defaultdict(list)
     for u in uses:
@@ -285,7 +288,7 @@ def _make_tunables(launches: list[Launch], uses: list[Use], groups: _Groups,
         case = f"@{aim.replace(' ', '')}" if aim else ""  # no ", " in an id: move descriptions split on it
         tid = _fresh_id(f"{group[0].kernel}.{group[0].param}{case}", taken)
         locs = tuple(sorted(set(locations[root]), key=lambda s: (s.line, s.col)))
-        by_root[root] = _tunable(launches, tid, group, locs)
+        by_root[root] = _cover(_tunable(launches, tid, group, locs), group, floors)
     return {i: by_root[groups.find(_use_key(u))] for i, u in enumerate(uses)}
 
 
@@ -320,6 +323,37 @@ def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Spa
         feeds=feeds,
         relations=_relations(first.kind, roles, group),
     )
+
+
+def _tile_floors(launch: Launch, occurrence: int, runtime: Runtime) -> dict[str, tuple[int, str]]:
+    """Per constexpr of a single tile (coverage.py): the largest value its parameter took on a
+    captured case, and why it bounds the block, in words."""
+    out: dict[str, tuple[int, str]] = {}
+    for c, p in launch.facts.single_tiles:
+        taken = {case: v for case in runtime.cases if (run := runtime.launch(case, launch.facts.name, occurrence))
+                 and isinstance(v := run.args.get(p), int) and not isinstance(v, bool)}
+        if taken:
+            case = max(taken, key=lambda k: taken[k])
+            why = (f"one tile: the kernel masks tl.arange(0, {c}) by < {p}, so {c} >= {p} "
+                   f"({taken[case]} on {case})")
+            if c not in out or out[c][0] < taken[case]:
+                out[c] = (taken[case], why)
+    return out
+
+
+def _cover(t: Tunable, group: list[Use], floors: dict[int, dict[str, tuple[int, str]]]) -> Tunable:
+    """A block that must cover its launch's argument keeps only values that do. Where the
+    value runs below the bound on some case, the kernel means otherwise: no bound is kept."""
+    bounds = [b for u in group if (b := floors.get(u.launch, {}).get(u.param))]
+    if not bounds or not t.free or t.kind != "constexpr":
+        return t
+    low, why = max(bounds)
+    ran = set(t.per_case.values()) or {t.current}
+    if len(ran) != 1 or not all(isinstance(v, int) and v >= low for v in ran):
+        return t
+    t.legal = tuple(v for v in t.legal if v >= low)
+    t.relations = t.relations + (why,)
+    return t
 
 
 def _not_free(first: Use, kinds: set[str], group: list[Use], launches: list[Launch]) -> str | None:

@@ -1,0 +1,63 @@
+"""Single tiles: a block that must cover a whole argument of its launch.
+
+`cols = tl.arange(0, BLOCK)` masked by `cols < n_cols`, with no offset added to `cols`, is
+one tile over the first `n_cols` elements (a single-pass softmax's row): a block below
+`n_cols` skips elements and gives wrong results. Found from the kernel's body alone; the
+bound itself comes from what the captured launches received for `n_cols`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tritonforge.analysis.astfold import last_name
+from tritonforge.analysis.launch_sites.syntax import bindings, walk_local
+
+
+def single_tiles(fn: ast.FunctionDef, constexprs: set[str], params: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(constexpr, parameter) pairs: a `tl.arange(0, C)`, offset by nothing, compared with
+    `< p` (or `p >`) where `p` is a kernel parameter the body never rebinds."""
+    bound = bindings(walk_local(fn))
+    aranges = {name: c for name, binds in bound.items() if len(binds) == 1
+               and (c := _arange_of(binds[0].value, constexprs)) is not None and binds[0].exact}
+    plain = {p for p in params if p not in constexprs and p not in bound}
+    out: dict[tuple[str, str], None] = {}
+    for node in walk_local(fn):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+            continue
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        if isinstance(op, ast.Gt):
+            left, right = right, left
+        elif not isinstance(op, ast.Lt):
+            continue
+        c = _pure_arange(left, aranges, constexprs)
+        if c is not None and isinstance(right, ast.Name) and right.id in plain:
+            out[(c, right.id)] = None
+    return tuple(out)
+
+
+def _arange_of(node: ast.expr | None, constexprs: set[str]) -> str | None:
+    """C of `tl.arange(0, C)`."""
+    if not (isinstance(node, ast.Call) and last_name(node.func) == "arange" and len(node.args) == 2):
+        return None
+    start, end = node.args
+    if isinstance(start, ast.Constant) and start.value == 0 and isinstance(end, ast.Name) and end.id in constexprs:
+        return end.id
+    return None
+
+
+def _pure_arange(node: ast.expr, aranges: dict[str, str], constexprs: set[str]) -> str | None:
+    """C where `node` is `tl.arange(0, C)` itself, a name bound once to it, or that name
+    broadcast (`cols[None, :]`)."""
+    if isinstance(node, ast.Subscript):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not all(_is_none(p) or (isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None) for p in parts):
+            return None
+        node = node.value
+    if isinstance(node, ast.Name):
+        return aranges.get(node.id)
+    return _arange_of(node, constexprs)
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
