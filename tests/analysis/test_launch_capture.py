@@ -46,6 +46,9 @@ def test_softmax_example_at_its_first_shape():
     assert rec.constexprs == {"BLOCK": 128}
     assert rec.arg("n_cols").value == 8192
     assert [a.name for a in rec.args] == ["x_ptr", "out_ptr", "n_cols", "stride_x", "stride_out", "BLOCK"]
+    launch_line = next(i for i, line in enumerate((EXAMPLES / "softmax.py").read_text().splitlines(), 1)
+                       if "softmax_kernel[(n_rows,)](" in line)
+    assert rec.line == launch_line  # the file's line that made the launch
 
 
 def test_record_round_trips_through_json():

@@ -700,15 +700,69 @@ def test_launchers_in_a_dispatch_table_move_where_they_ran(tmp_path):
     assert received(write(tmp_path, path.name, out))["BLOCK"] == 256
 
 
-def test_a_launcher_matched_to_another_sites_launch_is_not_called_unlaunched(tmp_path):
-    # Launches are matched to sites in call order: with the fp16 launcher written first, the
-    # fp32 launch is matched to it (and disagrees), so the fp32 launcher's site is not ruled out.
+def test_a_launcher_written_first_that_never_runs_does_not_take_the_launch_of_the_next(tmp_path):
+    # Launches are matched to sites by the line that made them: with the fp16 launcher written
+    # first, the fp32 launch is still the fp32 launcher's (in call order it was the fp16 one's,
+    # which then disagreed with it, and the fp32 values were left unmoved).
     lines = (STYLES / "dispatch_lambdas.py").read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if "torch.float32: lambda" in line)
     lines[at], lines[at + 1] = lines[at + 1], lines[at]
     space, _ = captured_space(write(tmp_path, "dispatch_lambdas.py", "\n".join(lines) + "\n"))
-    assert not space.get("_exp2_kernel.BLOCK").free and "the launch received" in space.get("_exp2_kernel.BLOCK").why
+    assert "ran on no case" in space.get("_exp2_kernel.BLOCK").why
     assert space.get("_exp2_kernel.BLOCK#2").free
+
+
+def test_sites_of_one_kernel_are_matched_to_their_launches_by_line(tmp_path):
+    # A decode-batch site written before the site every case takes: the first site ran on no
+    # case, and the second's computed block is replayed from its own launches.
+    path = STYLES / "batch_size_sites.py"
+    space, _ = captured_space(path)
+    assert "ran on no case" in space.get("_l2norm_kernel.BLOCK").why
+    assert "ran on no case" in space.get("_l2norm_kernel.num_warps").why
+    block = space.get("_l2norm_kernel.BLOCK#2")
+    assert block.free and block.current == 256 and block.replayed is not None
+    out = apply_assignment(space, {"_l2norm_kernel.BLOCK#2": 512})
+    assert changed_lines(path.read_text(), out) == ["block = min(triton.next_power_of_2(n_cols), 512)"]
+    assert received(write(tmp_path, path.name, out))["BLOCK"] == 512
+
+
+def test_a_value_set_elsewhere_at_one_site_leaves_another_that_never_ran_unmoved(tmp_path):
+    # Matched by line, a site's disagreement with its launch (num_warps rebound at import) is
+    # no sign that launches were matched to the wrong sites: the decode site still never ran.
+    source = (STYLES / "batch_size_sites.py").read_text().replace(
+        "DECODE_ROWS = 16\n", "DECODE_ROWS = 16\n_WARPS = 4\n\n\ndef set_warps(w):\n    global _WARPS\n"
+        "    _WARPS = w\n\n\nset_warps(8)\n").replace("BLOCK=block, num_warps=4)", "BLOCK=block, num_warps=_WARPS)")
+    space, _ = captured_space(write(tmp_path, "batch_size_sites.py", source))
+    assert "the launch received 8" in space.get("_l2norm_kernel.num_warps#2").why
+    assert "ran on no case" in space.get("_l2norm_kernel.BLOCK").why
+
+
+def test_launches_without_lines_are_matched_in_call_order():
+    # Records from before lines were captured, or a launch made from no site's line (a partial
+    # called elsewhere): that kernel's launches stay matched in call order.
+    records = capture(STYLES / "chunk_loop_tail.py")
+    runtime = Runtime.from_records(records)
+    sites = [("_rms_scale_kernel", 33), ("_rms_scale_kernel", 36)]
+    assert runtime.at_sites(sites).lines == {"_rms_scale_kernel": (33, 36)}
+    case = list(records)[-1]
+    assert runtime.at_sites(sites).launch(case, "_rms_scale_kernel", 1).values["BLOCK"] == 128
+    assert runtime.at_sites(sites[:1]).lines == {}  # the tail's launches came from no site's line
+    unlined = Runtime.from_records({c: [{**r, "line": None} for r in recs] for c, recs in records.items()})
+    assert unlined.at_sites(sites).lines == {}
+    assert unlined.at_sites(sites).launch(case, "_rms_scale_kernel", 1).values["BLOCK"] == 64
+
+
+def test_a_site_after_a_loop_of_launches_gets_its_own_launch(tmp_path):
+    # Full chunks of rows in a loop, then one launch for the rest: in call order the tail's site
+    # was matched to the loop's second launch, and its BLOCK=128 called "set elsewhere at run time".
+    path = STYLES / "chunk_loop_tail.py"
+    space, _ = captured_space(path)
+    loop, tail = space.get("_rms_scale_kernel.BLOCK"), space.get("_rms_scale_kernel.BLOCK#2")
+    assert (loop.free, loop.current, tail.free, tail.current) == (True, 64, True, 128)
+    out = apply_assignment(space, {"_rms_scale_kernel.BLOCK#2": 256})
+    assert changed_lines(path.read_text(), out) == [
+        "_rms_scale_kernel[(tail,)](x[done:], out[done:], n_cols, x.stride(0), BLOCK=256)"]
+    assert received(write(tmp_path, path.name, out))["BLOCK"] == 256  # the last launch is the tail's
 
 
 def test_a_context_variable_set_around_the_launch_is_not_moved_by_its_default(tmp_path):

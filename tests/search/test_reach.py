@@ -73,6 +73,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("dict_merge_overrides.py", "_BASE_CONFIG = "),  # {**_BASE, **_OVERRIDES.get(dtype, {})}
     ("lazy_global_config.py", "_CONFIG = {"),  # a global made on first use
     ("dispatch_dict_kernels.py", "_ACTIVATIONS = {"),  # `kernel, block = _ACTIVATIONS[act]`
+    ("batch_size_sites.py", "block = min(triton.next_power_of_2(n_cols), "),  # after a site no case runs
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -2,7 +2,7 @@
 
 `host_frames` snapshots the locals of the problem file's functions on the stack at a
 launch, in a JSON form that `launch_sites.replay` reads back: shapes, dtypes, sizes, config
-dicts; never tensor data. `cuda_stand_ins` lets an entry written for a GPU
+dicts; never tensor data. `launch_line` says which line of the file made the launch. `cuda_stand_ins` lets an entry written for a GPU
 (`with torch.cuda.device(x.device):`, `assert x.is_cuda`, `torch.cuda.synchronize()`) run
 its host code on CPU tensors while its launches are recorded and skipped.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Iterator
 
 _MAX_ITEMS = 64
@@ -42,17 +43,26 @@ def snapshot_value(value: Any, depth: int = 0) -> Any:
 
 def host_frames(source_file: str | None) -> dict[str, dict[str, Any]]:
     """Locals of every function of `source_file` on the current stack, innermost first wins."""
-    if not source_file:
-        return {}
     out: dict[str, dict[str, Any]] = {}
-    frame = sys._getframe(1)
-    while frame is not None:
-        code = frame.f_code
-        if code.co_filename == source_file and code.co_name not in out and code.co_name != "<module>":
-            out[code.co_name] = {k: snapshot_value(v) for k, v in frame.f_locals.items()
-                                 if not k.startswith("__")}
-        frame = frame.f_back
+    for frame in _frames_of(source_file):
+        name = frame.f_code.co_name
+        if name not in out and name != "<module>":
+            out[name] = {k: snapshot_value(v) for k, v in frame.f_locals.items() if not k.startswith("__")}
     return out
+
+
+def launch_line(source_file: str | None) -> int | None:
+    """The line of `source_file` the innermost of its frames on the stack is running: the
+    line of the launch call, where the file launches the kernel itself."""
+    return next((frame.f_lineno for frame in _frames_of(source_file)), None)
+
+
+def _frames_of(source_file: str | None) -> Iterator[FrameType]:
+    frame = sys._getframe(1) if source_file else None
+    while frame is not None:
+        if frame.f_code.co_filename == source_file:
+            yield frame
+        frame = frame.f_back
 
 
 class _AnyDevice(contextlib.nullcontext):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tritonforge import triton_hooks
-from tritonforge.analysis.host_state import cuda_stand_ins, host_frames
+from tritonforge.analysis.host_state import cuda_stand_ins, host_frames, launch_line
 
 # Options every launch has; other keyword options (maxnreg, debug, ...) go to `options`.
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
@@ -110,6 +110,7 @@ class LaunchRecord:
     source_file: str | None = None
     # Locals of the source file's functions on the stack at the launch (analysis.host_state).
     frames: dict[str, dict[str, Any]] = field(default_factory=dict)
+    line: int | None = None  # the source file's line that made the launch (analysis.host_state)
     # The JITFunction (or InterpretedFunction): needed to compile, never serialized.
     kernel: Any = field(default=None, repr=False, compare=False)
     # With execute=True on a GPU: the CompiledKernel that actually ran, for its real facts.
@@ -138,7 +139,7 @@ class LaunchRecord:
             "options": dict(self.options), "interpreted": self.interpreted,
             "autotune_config_index": self.autotune_config_index,
             "autotune_configs": self.autotune_configs, "source_file": self.source_file,
-            "frames": self.frames,
+            "frames": self.frames, "line": self.line,
         }
 
     @classmethod
@@ -150,7 +151,7 @@ class LaunchRecord:
                    options=dict(data.get("options") or {}), interpreted=data.get("interpreted", False),
                    autotune_config_index=data.get("autotune_config_index"),
                    autotune_configs=data.get("autotune_configs"), source_file=data.get("source_file"),
-                   frames=dict(data.get("frames") or {}), kernel=kernel)
+                   frames=dict(data.get("frames") or {}), line=data.get("line"), kernel=kernel)
 
 
 # --- specialization, as triton/runtime/jit.py does it -----------------------------------
@@ -336,7 +337,8 @@ def _make_record(kernel: Any, args: tuple, kwargs: dict[str, Any], native: Calla
         kernel_name=fn.__name__, grid=_eval_grid(kwargs.get("grid"), meta),
         args=[_arg_record(n, v, flags[n], native) for n, v in meta.items()],
         options=options, interpreted=not hasattr(kernel, "params") and hasattr(kernel, "rewrite"),
-        source_file=source_file, frames=host_frames(source_file), kernel=kernel, **launch,
+        source_file=source_file, frames=host_frames(source_file), line=launch_line(source_file), kernel=kernel,
+        **launch,
     )
 
 

@@ -12,6 +12,7 @@ that was a function of the shape stays one.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ class CapturedLaunch:
     args: dict[str, Any]  # every kernel argument, in `runtime_value` form (for heuristics)
     frames: dict[str, dict[str, Any]]  # function name -> its locals at the launch (runtime_value form)
     configs: list[dict[str, Any]] | None = None  # its autotuner's configs, as launch_capture wrote them
+    line: int | None = None  # the file's line that made it (None: not recorded)
 
     @staticmethod
     def from_record(data: dict[str, Any]) -> "CapturedLaunch":
@@ -51,7 +53,7 @@ class CapturedLaunch:
                 values[a["name"]] = a.get("value")
         frames = {fn: {k: runtime_value(v) for k, v in local.items()}
                   for fn, local in (data.get("frames") or {}).items()}
-        return CapturedLaunch(data["kernel_name"], values, args, frames, data.get("autotune_configs"))
+        return CapturedLaunch(data["kernel_name"], values, args, frames, data.get("autotune_configs"), data.get("line"))
 
 
 @dataclass
@@ -62,6 +64,7 @@ class Runtime:
     dominant: str  # the case that weighs most (the longest); moves aim at its values
     source_key: str = ""  # the file the launches were captured from: only its values are checked
     passed: int | None = None  # how many arguments every case passes the entry (None: not known)
+    lines: dict[str, tuple[int, ...]] = field(default_factory=dict)  # kernel -> its sites' lines (at_sites)
 
     @staticmethod
     def from_records(records: dict[str, list[dict[str, Any]]], dominant: str | None = None,
@@ -70,9 +73,28 @@ class Runtime:
         return Runtime(cases, dominant if dominant in cases else (list(cases)[-1] if cases else ""), source_key,
                        passed)
 
+    def at_sites(self, sites: list[tuple[str, int]]) -> "Runtime":
+        """This runtime with launches matched to the file's launch sites, (kernel, line) in
+        discovery order, by the line that made them: a site in a branch no case takes, or after
+        a loop of launches, gets its own launches, not the next in call order. A kernel some
+        launch of which came from no site's line (a launcher called through a partial, a
+        capture without lines) stays matched in call order."""
+        lines: dict[str, list[int]] = {}
+        for kernel, line in sites:
+            lines.setdefault(kernel, []).append(line)
+        made = [launch for launches in self.cases.values() for launch in launches]
+        kept = {k: tuple(v) for k, v in lines.items()
+                if all(launch.line in v for launch in made if launch.kernel == k)}
+        return dataclasses.replace(self, lines=kept)
+
     def launch(self, case: str, kernel: str, occurrence: int) -> CapturedLaunch | None:
-        """The `occurrence`-th launch of `kernel` on `case` (launches are matched in call order)."""
+        """The launch of the `occurrence`-th site of `kernel` on `case`: by line where
+        `at_sites` could match them, else the `occurrence`-th launch in call order."""
         same = [launch for launch in self.cases.get(case, []) if launch.kernel == kernel]
+        lines = self.lines.get(kernel, ())
+        if occurrence < len(lines):
+            line = lines[occurrence]
+            same, occurrence = [launch for launch in same if launch.line == line], lines[:occurrence].count(line)
         return same[occurrence] if occurrence < len(same) else None
 
 

@@ -118,7 +118,8 @@ class SearchSpace:
     def from_source(source: str, entry: str, runtime: Runtime | None = None) -> "SearchSpace":
         """`runtime`: launches captured per case, which make computed values tunable."""
         module = SourceModule(source)
-        return SearchSpace(find_launch_sites(source, entry, runtime, module), source, module, runtime)
+        sites, matched = _discover(source, entry, runtime, module)
+        return SearchSpace(sites, source, module, matched)
 
 
 def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,
@@ -128,7 +129,13 @@ def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,
     Raises SyntaxError for a file that does not parse, ValueError when `entry` is not a
     top-level function of it.
     """
-    module = module or SourceModule(source)
+    return _discover(source, entry, runtime, module or SourceModule(source))[0]
+
+
+def _discover(source: str, entry: str, runtime: Runtime | None, module: SourceModule
+              ) -> tuple[list[LaunchSite], Runtime | None]:
+    """The launch sites, and `runtime` with its launches matched to them by line where it was
+    captured from this very file (the lines of another are not these)."""
     found = entry_function(module.tree, entry) if entry not in module.kernels else None
     if found is None:
         raise ValueError(f"no plain top-level function named {entry!r}")
@@ -136,7 +143,9 @@ def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,
     scope = Scope(found.fn, _left_to_defaults(module, found, runtime), (entry,), found.owner, made)
     launches = list(collect_launches(module, scope))
     verify = runtime is not None and runtime.source_key in ("", source_key(source))
-    return build_sites(module, launches, runtime, verify)
+    if runtime is not None and verify:
+        runtime = runtime.at_sites([(launch.facts.name, launch.call.lineno) for launch in launches])
+    return build_sites(module, launches, runtime, verify), runtime
 
 
 def _left_to_defaults(module: SourceModule, found: EntryFunction, runtime: Runtime | None

@@ -66,20 +66,22 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
             _replay_grid(module, launch, occurrence, runtime, verify)
             if verify and not any(runtime.launch(case, launch.facts.name, occurrence) for case in runtime.cases):
                 unlaunched.append(i)
-    _never_ran(uses, unlaunched)
+    _never_ran(uses, unlaunched, runtime)
     groups, spans = _group_uses(module, launches, uses)
     tunable_of = _make_tunables(launches, uses, groups, spans, floors)
     _mark_followers(list({t.id: t for t in tunable_of.values()}.values()))
     return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
 
 
-def _never_ran(uses: list[Use], unlaunched: list[int]) -> None:
+def _never_ran(uses: list[Use], unlaunched: list[int], runtime: Runtime | None) -> None:
     """The uses of a launch no case made (a dispatch table's fp16 launcher where the cases are
-    fp32): a move of its values would change nothing the cases time. Launches are matched to
-    the sites in call order, so where another site of the kernel disagrees with what its
-    matched launch received, the launch may be this site's, and it is left as it is. Each
+    fp32): a move of its values would change nothing the cases time. Where launches could
+    not be matched to sites by line (`Runtime.at_sites`), they are matched in call order, so
+    where another site of the kernel disagrees with what its matched launch received, the
+    launch may be this site's, and it is left as it is. Each
     stands alone, so that a literal it shares with a launch that ran still moves."""
-    mismatched = {u.kernel for u in uses if RECEIVED in u.resolved.where}
+    by_line = runtime.lines if runtime is not None else {}
+    mismatched = {u.kernel for u in uses if RECEIVED in u.resolved.where and u.kernel not in by_line}
     for u in [u for u in uses if u.launch in unlaunched and u.kernel not in mismatched]:
         r = u.resolved
         u.resolved = Resolved("unknown", r.text, f"{r.where}; this launch ran on no case: not moved", None, r.value)
