@@ -559,6 +559,10 @@ def triton_pow2(n: int) -> int:
      "torch.float32: (2, 256, 1),"),
     ("contextvar_block.py", "_silu_kernel.BLOCK", 256,  # BLOCK = _BLOCK.get() of a ContextVar's default
      '_BLOCK = contextvars.ContextVar("silu_block", default=256)'),
+    ("nested_unpack_tiles.py", "_row_scale_kernel.BLOCK_N", 128,  # (BLOCK_M, BLOCK_N), warps = _pick(M, N)
+     "return (32, 128), 4"),
+    ("dict_spread_base.py", "_fused_add_mul_kernel.num_warps", 8,  # dict(**_BASE_KWARGS, BLOCK_SIZE=block)
+     "_BASE_KWARGS = dict(num_warps=8, num_stages=2)"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

@@ -14,6 +14,7 @@ from tritonforge.analysis.launch_sites.resolve import (Made, Resolved, Scope, So
                                                       is_static)
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue
 from tritonforge.analysis.launch_sites.syntax import (bind_call, defaults_of, dict_setdefault, dict_update, fold,
+                                                    keyword_dict,
                                                     last_name, params_of, span_of, walk_local)
 
 
@@ -375,13 +376,13 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
         return [name for name, _ in fields] if fields else None
     if isinstance(expr, ast.Call) and last_name(expr.func) == "MappingProxyType" and len(expr.args) == 1:
         return spread_keys(module, expr.args[0], scope, depth + 1)  # a read-only view of a dict
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" and not expr.args:
+        expr = keyword_dict(expr)  # `dict(**_BASE, BLOCK=64)`: a dict display by another name
     if isinstance(expr, ast.Dict):  # `{**_BASE, **_OVERRIDES.get(dtype, {}), "BLOCK": 64}`
         parts = [spread_keys(module, v, scope, depth + 1) if k is None else
                  [k.value] if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
                  for k, v in zip(expr.keys, expr.values)]
         return None if any(p is None for p in parts) else _union(parts)  # type: ignore[arg-type]
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" and not expr.args:
-        return None if any(k.arg is None for k in expr.keywords) else [k.arg for k in expr.keywords]  # type: ignore[misc]
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" \
             and len(expr.args) == 2 and isinstance(expr.func.value, ast.Name):
         return _table_get_keys(module, expr, scope, depth)

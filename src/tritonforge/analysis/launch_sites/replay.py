@@ -30,7 +30,7 @@ from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
     STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, ContextVarValue, Dotted, EnumClass, EnumMember, Instance,
     Record, TensorValue, device_query, literal_int, same_key, torch_build)
-from tritonforge.analysis.launch_sites.syntax import config_table
+from tritonforge.analysis.launch_sites.syntax import config_table, keyword_dict
 
 __all__ = ["Frame", "Replay"]
 
@@ -371,6 +371,8 @@ class Replay(StatementReplay):
                     return self.eval(node.args[1], frame) if len(node.args) > 1 else None
                 return got
         target = self.eval(func, frame)
+        if target is UNKNOWN and isinstance(func, ast.Name) and func.id == "dict" and not node.args:
+            return LazyDict(self, keyword_dict(node), frame)  # `dict(**_BASE, BLOCK=256)`: a display
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return UNKNOWN
         made = last_name(func)
@@ -403,10 +405,8 @@ class Replay(StatementReplay):
         if target is UNKNOWN and made == "dict" and isinstance(func, ast.Name) and len(node.args) == 1 \
                 and not node.keywords and (zipped := self._zipped(node.args[0], frame)) is not None:
             return zipped
-        if target is UNKNOWN and not node.args and (made == "SimpleNamespace" or made == "dict" and isinstance(
-                func, ast.Name)):  # `dict(BLOCK=256, num_warps=4)`: a dict display by another name
-            return LazyDict(self, ast.Dict([ast.Constant(k.arg) for k in node.keywords],
-                                            [k.value for k in node.keywords]), frame, made == "SimpleNamespace")
+        if target is UNKNOWN and not node.args and made == "SimpleNamespace":
+            return LazyDict(self, keyword_dict(node), frame, True)
         args = args if args is not None else [self.eval(a, frame) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
         if isinstance(target, ClassValue):

@@ -35,7 +35,8 @@ class Thunk:
     expr: ast.expr
     frame: Frame  # the names visible where it was bound
     control: tuple[ast.Constant, ...] = ()
-    part: int | None = None  # index, for `a, b = x.shape`
+    path: tuple[int, ...] = ()  # indexes into the value: (1,) for `b` of `a, b = x.shape`, (0, 1) for
+    # `n` of `(m, n), w = pick()`
 
 
 class StatementReplay:
@@ -221,7 +222,7 @@ class StatementReplay:
         """The expression `name` is bound to (in `frame`, else at module level), unevaluated,
         where it is bound to one whole: not a part of an unpacking, not a captured value."""
         bound = frame.values[name] if name in frame.values else self.module_frame().values.get(name)
-        return bound if isinstance(bound, Thunk) and bound.part is None else None
+        return bound if isinstance(bound, Thunk) and not bound.path else None
 
     def _match(self, stmt: ast.Match, frame: Frame) -> tuple[ast.match_case | None, tuple[ast.Constant, ...]] | None:
         """The case a `match` takes (None in its place when none does) and the literals that
@@ -260,29 +261,33 @@ class StatementReplay:
             return hit
         return UNKNOWN
 
-    def _bind(self, target: ast.expr, value: ast.expr, frame: Frame, control: tuple[ast.Constant, ...],
-              part: int | None = None) -> None:
+    def _bind(self, target: ast.expr, value: ast.expr, frame: Frame, control: tuple[ast.Constant, ...]) -> None:
         if isinstance(target, ast.Name):
-            frame.values[target.id] = Thunk(value, copy_frame(frame), control, part)
-        elif isinstance(target, (ast.Tuple, ast.List)) and part is None:
-            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
-                pairs = [(t, v, None) for t, v in zip(target.elts, value.elts)]
-            else:
-                pairs = [(t, value, i) for i, t in enumerate(target.elts)]
-            env = copy_frame(frame)
-            for t, v, i in pairs:
-                if isinstance(t, ast.Name):
-                    frame.values[t.id] = Thunk(v, env, control, i)
-                else:
-                    self._forget_target(t, frame)
-        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and part is None \
+            frame.values[target.id] = Thunk(value, copy_frame(frame), control)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self._unpack(target, value, copy_frame(frame), frame, control, ())
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
                 and isinstance(owner := frame.values.get(target.value.id), Instance):
             owner.attrs[target.attr] = Thunk(value, copy_frame(frame), control)  # `self.block = ...`
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and part is None \
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
                 and isinstance(table := self.force(frame.values.get(target.value.id)), LazyDict):
             frame.values[target.value.id] = table.with_item(target.slice, value, copy_frame(frame))
         else:
             self._forget_target(target, frame)
+
+    def _unpack(self, target: ast.Tuple | ast.List, value: ast.expr, env: Frame, frame: Frame,
+                control: tuple[ast.Constant, ...], path: tuple[int, ...]) -> None:
+        """Each name of a (nested) unpacking bound to its part of `value`, all read in `env`,
+        the names as they were before the statement (so `a, b = b, a` swaps)."""
+        same = not path and isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+        for i, t in enumerate(target.elts):
+            v, at = (value.elts[i], ()) if same else (value, path + (i,))  # type: ignore[attr-defined]
+            if isinstance(t, ast.Name):
+                frame.values[t.id] = Thunk(v, env, control, at)
+            elif isinstance(t, (ast.Tuple, ast.List)):
+                self._unpack(t, v, env, frame, control, at)
+            else:
+                self._forget_target(t, frame)
 
     def _walrus(self, stmt: ast.stmt, frame: Frame, control: tuple[ast.Constant, ...]) -> None:
         """Bind the names a simple statement's `:=` expressions set, outside lambdas."""
@@ -320,8 +325,8 @@ class StatementReplay:
             return value
         self.reads.extend(value.control)
         got = self.eval(value.expr, value.frame)
-        if value.part is not None:
-            got = got[value.part] if isinstance(got, tuple) and value.part < len(got) else UNKNOWN
+        for i in value.path:
+            got = got[i] if isinstance(got, (tuple, list)) and i < len(got) else UNKNOWN
         return got
 
     def _bound_once(self, fn: ast.FunctionDef | ast.Lambda | None, name: str) -> bool:

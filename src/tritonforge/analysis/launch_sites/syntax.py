@@ -150,6 +150,12 @@ def record_fields(cls: ast.ClassDef) -> list[tuple[str, ast.expr | None]] | None
     return out
 
 
+def keyword_dict(call: ast.Call) -> ast.Dict:
+    """`dict(**base, BLOCK=64)` as the display `{**base, "BLOCK": 64}`."""
+    return ast.Dict([None if k.arg is None else ast.Constant(k.arg) for k in call.keywords],
+                    [k.value for k in call.keywords])
+
+
 def config_table(call: ast.Call) -> ast.expr | None:
     """The kwargs dict a `triton.Config(...)` call is given, positionally or as `kwargs=`."""
     return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "kwargs"), None)
