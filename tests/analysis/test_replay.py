@@ -388,6 +388,19 @@ def test_an_environment_variables_default_is_moved_and_stays_a_string(tmp_path, 
     assert not block.free
 
 
+def test_an_entry_parameter_rebound_to_its_fallback_starts_from_its_default(tmp_path):
+    # `block_size = block_size or _default_block(n_cols)` in the entry (probe round 18): the
+    # capture shows the rebound value, so replay read it as a run-time argument and nothing moved.
+    path = STYLES / "entry_param_fallback.py"
+    source = path.read_text()
+    runtime = Runtime.from_records(capture(path), None, source_key(source), 1)
+    space = SearchSpace.from_source(source, "row_max", runtime)
+    assert space.get("_row_max_kernel.BLOCK_SIZE").free
+    out = apply_assignment(space, {"_row_max_kernel.BLOCK_SIZE": 256})
+    assert changed_lines(source, out) == ["return min(triton.next_power_of_2(n_cols), 256)"]
+    assert received(write(tmp_path, path.name, out))["BLOCK_SIZE"] == 256
+
+
 def test_an_entry_default_no_case_passes_is_moved_and_one_a_case_passes_is_not(tmp_path):
     path = STYLES / "entry_keyword_defaults.py"  # `def softplus(x, block=512, num_warps=4)`
     source = path.read_text()
@@ -563,6 +576,8 @@ def triton_pow2(n: int) -> int:
      "return (32, 128), 4"),
     ("dict_spread_base.py", "_fused_add_mul_kernel.num_warps", 8,  # dict(**_BASE_KWARGS, BLOCK_SIZE=block)
      "_BASE_KWARGS = dict(num_warps=8, num_stages=2)"),
+    ("record_through_helpers.py", "_sq_relu_kernel.BLOCK", 1024,  # a factory's record passed down two helpers
+     "return KernelConfig(block_size=1024, num_warps=4)"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

@@ -39,6 +39,11 @@ class Thunk:
     # `n` of `(m, n), w = pick()`
 
 
+# Function name -> parameter -> (the argument its caller passes, the caller), on the way from
+# the entry to a launch.
+Given = dict[str, dict[str, tuple[ast.expr, ast.FunctionDef]]]
+
+
 class StatementReplay:
     """The statement half of `Replay`: frames, bindings and control flow."""
 
@@ -60,10 +65,13 @@ class StatementReplay:
         return self._module
 
     def function_frame(self, fn: ast.FunctionDef, stop_line: int | None,
-                       args: dict[str, Any] | None = None, defaulted: frozenset[str] = frozenset()) -> Frame:
+                       args: dict[str, Any] | None = None, defaulted: frozenset[str] = frozenset(),
+                       given: Given | None = None) -> Frame:
         """`fn`'s names as they stand just before line `stop_line`, with its parameters from
         `args` (a helper called by replayed code) or the captured locals (the launching call);
-        `defaulted`: parameters its caller leaves at their defaults."""
+        `defaulted`: parameters its caller leaves at their defaults; `given`: what the callers
+        on the way from the entry pass, read where a captured parameter is an object the
+        capture cannot show (a config record built by the caller)."""
         frame = Frame(fn, captured=self.captured.get(fn.name, {}))
         # A parameter the body assigns again (`block = block or 64`) was captured after that:
         # one the caller leaves out starts from its default instead.
@@ -79,6 +87,9 @@ class StatementReplay:
                 frame.values[p.arg] = self.eval(defaults[p.arg], self.module_frame())
             elif p.arg in frame.captured:
                 frame.values[p.arg] = frame.captured[p.arg]
+            if frame.values.get(p.arg, UNKNOWN) is UNKNOWN and p.arg in (given or {}).get(fn.name, {}):
+                expr, caller = given[fn.name][p.arg]  # type: ignore[index]
+                frame.values[p.arg] = Thunk(expr, self.function_frame(caller, expr.lineno, given=given))
         self._bind_self(fn, frame)
         self._statements(fn.body, frame, stop_line, ())
         return frame

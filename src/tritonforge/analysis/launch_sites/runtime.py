@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tritonforge.analysis.launch_sites.replay import Frame, Replay
+from tritonforge.analysis.launch_sites.replay_statements import Given
 from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, Dotted, literal_int, runtime_value
 
 # Values tried for a literal when solving: powers of two cover block sizes, warps, stages,
@@ -111,6 +112,7 @@ class ReplayedValue:
     knobs: tuple[ast.Constant, ...] = ()  # the literals it reads, first read first
     heuristic: bool = False  # a @triton.heuristics lambda: `args` is the launch's arguments
     defaulted: frozenset[str] = frozenset()  # parameters of `fn` its caller leaves at their defaults
+    given: Given = field(default_factory=dict)  # what the callers from the entry pass (function_frame)
     aim: str | None = None  # the case its moves aim at (None: the dominant one)
     case_knobs: dict[str, tuple[ast.Constant, ...]] = field(default_factory=dict)  # the literals each case reads
     # A knob that stands for a column of a loop's work items: all of them, edited together.
@@ -167,7 +169,7 @@ def _evaluate(tree: ast.Module, runtime: Runtime, value: ReplayedValue, case: st
         if params:
             frame.values[params[0]] = dict(launch.args)
     elif isinstance(value.fn, ast.FunctionDef):
-        frame = replay.function_frame(value.fn, value.line, defaulted=value.defaulted)
+        frame = replay.function_frame(value.fn, value.line, defaulted=value.defaulted, given=value.given)
     else:
         frame = replay.module_frame()
     return replay.value_of(value.expr, frame)

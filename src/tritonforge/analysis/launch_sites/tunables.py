@@ -14,8 +14,9 @@ from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DOT_M
                                                      STAGES, TILE_ROLES, WARPS, ConfigSpec, KernelFacts, LaunchSite,
                                                      Span, Tunable, is_pow2)
 from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
+from tritonforge.analysis.launch_sites.replay_statements import Given
 from tritonforge.analysis.launch_sites.runtime import RECEIVED, ReplayedValue, Runtime, replay_value
-from tritonforge.analysis.launch_sites.syntax import params_of, span_of
+from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, span_of
 
 
 class _Groups:
@@ -108,7 +109,7 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     if u.expr is None or u.resolved.kind not in ("derived", "unknown", "heuristic"):
         return
     rv = ReplayedValue(u.expr, u.fn, launch.call.lineno, u.kernel, occurrence,
-                       heuristic=u.resolved.kind == "heuristic", defaulted=_defaulted(launch))
+                       heuristic=u.resolved.kind == "heuristic", defaulted=_defaulted(launch), given=_given(launch))
     _, note = replay_value(module.tree, runtime, rv, u.param, verify=verify)
     if note or not rv.knobs:
         u.resolved.where += f"; {note or 'no integer literal decides it on the cases run'}"
@@ -184,11 +185,31 @@ def _branches(u: Use, runtime: Runtime) -> list[Use]:
 
 
 def _defaulted(launch: Launch) -> frozenset[str]:
-    """Parameters of the launching function its caller, as the file says, does not pass."""
+    """Parameters of the launching function its caller, as the file says, does not pass (for
+    the entry: those no case passes, bound to their defaults by `_left_to_defaults`)."""
     fn = launch.scope.fn
-    if fn is None or launch.scope.is_entry:
+    if fn is None:
         return frozenset()
+    if launch.scope.is_entry:
+        defaults = defaults_of(fn)
+        return frozenset(name for name, (expr, _) in launch.scope.args.items() if defaults.get(name) is expr)
     return frozenset(p.arg for p in params_of(fn)) - set(launch.scope.args)
+
+
+def _given(launch: Launch) -> Given:
+    """What each function on the way from the entry to the launch is passed, by its caller."""
+    out: Given = {}
+    todo = [launch.scope]
+    while todo:
+        scope = todo.pop()
+        if scope.fn is None or not isinstance(scope.fn, ast.FunctionDef) or scope.fn.name in out:
+            continue
+        out[scope.fn.name] = {}
+        for name, (expr, caller) in scope.args.items():
+            if isinstance(caller.fn, ast.FunctionDef) and hasattr(expr, "lineno"):
+                out[scope.fn.name][name] = (expr, caller.fn)
+                todo.append(caller)
+    return out
 
 
 def _replay_grid(module: SourceModule, launch: Launch, occurrence: int, runtime: Runtime, verify: bool) -> None:
@@ -197,7 +218,7 @@ def _replay_grid(module: SourceModule, launch: Launch, occurrence: int, runtime:
     if launch.scope.fn is None or grid_form(module, launch)[0] == "lambda":
         return
     rv = ReplayedValue(launch.grid, launch.scope.fn, launch.call.lineno, launch.facts.name, occurrence,
-                       defaulted=_defaulted(launch))
+                       defaulted=_defaulted(launch), given=_given(launch))
     _, note = replay_value(module.tree, runtime, rv, "grid", verify=verify)
     if not note:
         launch.replayed_divisors = divisor_literals(module, launch, rv.knobs)
