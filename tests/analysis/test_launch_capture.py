@@ -48,7 +48,8 @@ def test_softmax_example_at_its_first_shape():
     assert [a.name for a in rec.args] == ["x_ptr", "out_ptr", "n_cols", "stride_x", "stride_out", "BLOCK"]
     launch_line = next(i for i, line in enumerate((EXAMPLES / "softmax.py").read_text().splitlines(), 1)
                        if "softmax_kernel[(n_rows,)](" in line)
-    assert rec.line == launch_line  # the file's line that made the launch
+    assert rec.line == launch_line  # the file's line that made the launch, the call's column, its function
+    assert (rec.col, rec.caller, rec.grid_callable) == (4, "softmax", False)
 
 
 def test_record_round_trips_through_json():

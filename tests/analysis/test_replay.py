@@ -756,6 +756,39 @@ def test_a_value_set_elsewhere_at_one_site_leaves_another_that_never_ran_unmoved
     assert "ran on no case" in space.get("_l2norm_kernel.BLOCK").why
 
 
+def test_a_launcher_a_helper_caches_is_found_from_the_call_that_launched(tmp_path):
+    # SGLang style (probe round 18): `_LAUNCHERS[key] = (kernel[grid], block, 4)` filled on a
+    # miss, then `launch, block, warps = _get_launcher(x.dtype)`: "no launch of it was traced".
+    path = STYLES / "cached_launcher.py"
+    space, _ = captured_space(path)
+    (site,) = space.sites
+    assert site.grid == "<grid made at run time>"
+    assert space.get("_scaled_tanh_kernel.BLOCK").free and space.get("_scaled_tanh_kernel.num_warps").free
+    out = apply_assignment(space, {"_scaled_tanh_kernel.BLOCK": 1024})
+    assert changed_lines(path.read_text(), out) == ["block = 1024 if dtype == torch.float32 else 512"]
+    assert received(write(tmp_path, path.name, out))["BLOCK"] == 1024
+    out = apply_assignment(space, {"_scaled_tanh_kernel.num_warps": 8})
+    assert changed_lines(path.read_text(), out) == ["_LAUNCHERS[key] = (_scaled_tanh_kernel[grid], block, 8)"]
+
+
+def test_kernel_run_is_read_from_the_call_that_launched(tmp_path):
+    path = STYLES / "run_api.py"  # `_gate_kernel.run(x, y, out, n, BLOCK=256, grid=grid, warmup=False, ...)`
+    space, _ = captured_space(path)
+    assert space.get("_gate_kernel.BLOCK").free  # the grid is a lambda of meta: it follows BLOCK
+    out = apply_assignment(space, {"_gate_kernel.BLOCK": 1024, "_gate_kernel.num_stages": 2})
+    assert changed_lines(path.read_text(), out) == [
+        "_gate_kernel.run(x, y, out, n, BLOCK=1024, grid=grid, warmup=False, num_warps=4, num_stages=2)"]
+    assert received(write(tmp_path, path.name, out))["BLOCK"] == 1024
+
+
+def test_a_block_beside_a_grid_sized_out_of_sight_is_not_moved():
+    # The helper's grid divides by its own 512: moving BLOCK alone would leave elements unread.
+    space, _ = captured_space(STYLES / "returned_launcher.py")
+    block = space.get("_softsign_kernel.BLOCK")
+    assert not block.free and "grid is made where launch analysis cannot see it" in block.why
+    assert space.get("_softsign_kernel.num_warps").free
+
+
 def test_launches_without_lines_are_matched_in_call_order():
     # Records from before lines were captured, or a launch made from no site's line (a partial
     # called elsewhere): that kernel's launches stay matched in call order.

@@ -2,7 +2,7 @@
 
 `host_frames` snapshots the locals of the problem file's functions on the stack at a
 launch, in a JSON form that `launch_sites.replay` reads back: shapes, dtypes, sizes, config
-dicts; never tensor data. `launch_line` says which line of the file made the launch. `cuda_stand_ins` lets an entry written for a GPU
+dicts; never tensor data. `launch_origin` says which line of the file made the launch. `cuda_stand_ins` lets an entry written for a GPU
 (`with torch.cuda.device(x.device):`, `assert x.is_cuda`, `torch.cuda.synchronize()`) run
 its host code on CPU tensors while its launches are recorded and skipped.
 """
@@ -51,10 +51,17 @@ def host_frames(source_file: str | None) -> dict[str, dict[str, Any]]:
     return out
 
 
-def launch_line(source_file: str | None) -> int | None:
-    """The line of `source_file` the innermost of its frames on the stack is running: the
-    line of the launch call, where the file launches the kernel itself."""
-    return next((frame.f_lineno for frame in _frames_of(source_file)), None)
+def launch_origin(source_file: str | None) -> tuple[int | None, int | None, str | None]:
+    """(line, column, function) of the call the innermost of `source_file`'s frames on the
+    stack is making: the call that left the file for the launch. The column is the call's
+    `ast` col_offset (None where the interpreter does not say)."""
+    frame = next(_frames_of(source_file), None)
+    if frame is None:
+        return None, None, None
+    positions = list(frame.f_code.co_positions()) if hasattr(frame.f_code, "co_positions") else []
+    at = positions[frame.f_lasti // 2] if 0 <= frame.f_lasti // 2 < len(positions) else None
+    col = at[2] if at is not None and at[0] == frame.f_lineno else None
+    return frame.f_lineno, col, frame.f_code.co_name
 
 
 def _frames_of(source_file: str | None) -> Iterator[FrameType]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tritonforge import triton_hooks
-from tritonforge.analysis.host_state import cuda_stand_ins, host_frames, launch_line
+from tritonforge.analysis.host_state import cuda_stand_ins, host_frames, launch_origin
 
 # Options every launch has; other keyword options (maxnreg, debug, ...) go to `options`.
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
@@ -111,6 +111,9 @@ class LaunchRecord:
     # Locals of the source file's functions on the stack at the launch (analysis.host_state).
     frames: dict[str, dict[str, Any]] = field(default_factory=dict)
     line: int | None = None  # the source file's line that made the launch (analysis.host_state)
+    col: int | None = None  # the column of the call on that line
+    caller: str | None = None  # the function of the source file that line is in
+    grid_callable: bool = False  # the grid was a function of the launch's meta-parameters
     # The JITFunction (or InterpretedFunction): needed to compile, never serialized.
     kernel: Any = field(default=None, repr=False, compare=False)
     # With execute=True on a GPU: the CompiledKernel that actually ran, for its real facts.
@@ -139,7 +142,7 @@ class LaunchRecord:
             "options": dict(self.options), "interpreted": self.interpreted,
             "autotune_config_index": self.autotune_config_index,
             "autotune_configs": self.autotune_configs, "source_file": self.source_file,
-            "frames": self.frames, "line": self.line,
+            "frames": self.frames, "line": self.line, "col": self.col, "caller": self.caller, "grid_callable": self.grid_callable,
         }
 
     @classmethod
@@ -151,7 +154,8 @@ class LaunchRecord:
                    options=dict(data.get("options") or {}), interpreted=data.get("interpreted", False),
                    autotune_config_index=data.get("autotune_config_index"),
                    autotune_configs=data.get("autotune_configs"), source_file=data.get("source_file"),
-                   frames=dict(data.get("frames") or {}), line=data.get("line"), kernel=kernel)
+                   frames=dict(data.get("frames") or {}), line=data.get("line"), col=data.get("col"), caller=data.get("caller"),
+                   grid_callable=bool(data.get("grid_callable")), kernel=kernel)
 
 
 # --- specialization, as triton/runtime/jit.py does it -----------------------------------
@@ -333,12 +337,13 @@ def _make_record(kernel: Any, args: tuple, kwargs: dict[str, Any], native: Calla
     launch = {k: int(options.pop(k) if options.get(k) is not None else defaults[k]) for k in _LAUNCH_OPTIONS}
     options = {k: _jsonable(v) for k, v in options.items() if v is not None}
     source_file = _source_file(fn)
+    line, col, caller = launch_origin(source_file)
     return LaunchRecord(
         kernel_name=fn.__name__, grid=_eval_grid(kwargs.get("grid"), meta),
         args=[_arg_record(n, v, flags[n], native) for n, v in meta.items()],
         options=options, interpreted=not hasattr(kernel, "params") and hasattr(kernel, "rewrite"),
-        source_file=source_file, frames=host_frames(source_file), line=launch_line(source_file), kernel=kernel,
-        **launch,
+        source_file=source_file, frames=host_frames(source_file), line=line, col=col, caller=caller,
+        grid_callable=callable(kwargs.get("grid")), kernel=kernel, **launch,
     )
 
 

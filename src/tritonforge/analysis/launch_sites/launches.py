@@ -11,7 +11,7 @@ from tritonforge.analysis.kernel_source import class_chain, launch_target
 from tritonforge.analysis.launch_sites.dispatch import table_launchers
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
 from tritonforge.analysis.launch_sites.resolve import Made, Resolved, Scope, SourceModule, is_static
-from tritonforge.analysis.launch_sites.runtime import ReplayedValue
+from tritonforge.analysis.launch_sites.runtime import ReplayedValue, Runtime
 from tritonforge.analysis.launch_sites.spreads import data_file, spread_keys
 from tritonforge.analysis.launch_sites.syntax import (bind_call, defaults_of, fold, last_name, params_of, span_of,
                                                     walk_local)
@@ -44,9 +44,12 @@ class Launch:
     # Literals a grid computed by host code divides a size by, found by replaying it (the
     # `64` of a helper's `return (triton.cdiv(n, 64),), 64, 1`), with their values.
     replayed_divisors: list[tuple[Span, int]] = field(default_factory=list)
+    grid_unseen: bool = False  # its grid is made where analysis cannot see it, and not of the meta
 
 
-def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
+def collect_launches(module: SourceModule, scope: Scope, runtime: Runtime | None = None) -> Iterator[Launch]:
+    """`runtime`: launches captured from this very file, whose lines make a launch of a call
+    this reading cannot follow (`_seen_launch`)."""
     fn = scope.fn
     assert fn is not None
     calls = sorted((n for n in walk_local(fn) if isinstance(n, ast.Call)), key=lambda c: (c.lineno, c.col_offset))
@@ -59,10 +62,38 @@ def collect_launches(module: SourceModule, scope: Scope) -> Iterator[Launch]:
                 yield _launch(module, call, scope, module.kernels[name])
             continue
         callee = _callee(module, f, scope)  # else perhaps a table's launchers (`_LAUNCH[x.dtype](...)`)
-        for c in [callee] if callee else [_Callee(fn, label) for fn, label in table_launchers(module, f, scope)]:
+        callees = [callee] if callee else [_Callee(fn, label) for fn, label in table_launchers(module, f, scope)]
+        seen = _seen_launch(module, call, scope, runtime) if not callees and runtime is not None else None
+        if seen is not None:
+            yield seen
+        for c in callees:
             if c.label not in scope.chain:  # recursion: each helper once per chain
                 yield from collect_launches(module, Scope(c.fn, _bound(c, call, scope), scope.chain + (c.label,),
-                                                          c.owner, c.instance))
+                                                          c.owner, c.instance), runtime)
+
+
+_UNSEEN_GRID = "<grid made at run time>"
+
+
+def _seen_launch(module: SourceModule, call: ast.Call, scope: Scope, runtime: Runtime) -> Launch | None:
+    """A call the capture saw launch one kernel of this file, in a form the reading above does
+    not follow (a `kernel[grid]` a helper returns or caches, `kernel.run(..., grid=grid,
+    warmup=False)`): its arguments are the kernel's. Its grid is made elsewhere: where it was
+    not a function of the meta-parameters, it may hold its own copy of a block, so the
+    launch's blocks are not moved (`grid_unseen`)."""
+    made = runtime.made_at(scope.fn.name, call) if scope.fn is not None else {}
+    if len(made) != 1 or next(iter(made)) not in module.kernels:
+        return None
+    (name, follows), = made.items()
+    facts = module.kernels[name]
+    keywords = [k for k in call.keywords if k.arg not in ("grid", "warmup")]
+    if len(call.args) > len(facts.params) or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(_kernels_of(module, a, scope) for a in call.args):  # a launcher handed the kernel
+        return None
+    target = ast.Subscript(ast.Name(name, ast.Load()), ast.Name(_UNSEEN_GRID, ast.Load()), ast.Load())
+    launch = _launch(module, ast.copy_location(ast.Call(target, call.args, keywords), call), scope, facts)
+    launch.grid_unseen = not follows
+    return launch
 
 
 def _partial_launch(module: SourceModule, call: ast.Call, scope: Scope) -> ast.Call | None:

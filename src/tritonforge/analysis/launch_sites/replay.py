@@ -305,13 +305,21 @@ class Replay(StatementReplay):
             fn = COMPARE.get(type(op))
             if fn is None or left is UNKNOWN or right is UNKNOWN:
                 return UNKNOWN
-            holds = fn(left, right)
+            holds = self._contains(left, right, op) if isinstance(right, LazyDict) else fn(left, right)
             if holds is UNKNOWN:  # `x is y` of objects replay stands in for
                 return UNKNOWN
             if not holds:
                 return False
             left = right
         return True
+
+    @staticmethod
+    def _contains(key: Any, table: LazyDict, op: ast.cmpop) -> Any:
+        """`key in table` (`if key not in _CACHE:` before filling a module cache)."""
+        if not isinstance(op, (ast.In, ast.NotIn)):
+            return UNKNOWN
+        found = table.entry(key)
+        return UNKNOWN if found is UNKNOWN else (found is MISSING) == isinstance(op, ast.NotIn)
 
     def _boolop(self, node: ast.BoolOp, frame: Frame) -> Any:
         value: Any = None

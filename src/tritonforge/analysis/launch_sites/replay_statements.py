@@ -281,10 +281,16 @@ class StatementReplay:
                 and isinstance(owner := frame.values.get(target.value.id), Instance):
             owner.attrs[target.attr] = Thunk(value, copy_frame(frame), control)  # `self.block = ...`
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
-                and isinstance(table := self.force(frame.values.get(target.value.id)), LazyDict):
-            frame.values[target.value.id] = table.with_item(target.slice, value, copy_frame(frame))
+                and isinstance(table := self.force((holder := self._holder(target.value.id, frame)).values.get(
+                    target.value.id)), LazyDict):
+            holder.values[target.value.id] = table.with_item(target.slice, value, copy_frame(frame))
         else:
             self._forget_target(target, frame)
+
+    def _holder(self, name: str, frame: Frame) -> Frame:
+        """The frame whose `name` an item assignment writes into: the function's own, or the
+        module's for a global it does not bind (`_CACHE[key] = ...` filling a module cache)."""
+        return frame if name in frame.values or frame.fn is None else self.module_frame()
 
     def _unpack(self, target: ast.Tuple | ast.List, value: ast.expr, env: Frame, frame: Frame,
                 control: tuple[ast.Constant, ...], path: tuple[int, ...]) -> None:

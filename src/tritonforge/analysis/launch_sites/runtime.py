@@ -37,6 +37,9 @@ class CapturedLaunch:
     frames: dict[str, dict[str, Any]]  # function name -> its locals at the launch (runtime_value form)
     configs: list[dict[str, Any]] | None = None  # its autotuner's configs, as launch_capture wrote them
     line: int | None = None  # the file's line that made it (None: not recorded)
+    col: int | None = None  # the column of the call on that line
+    caller: str | None = None  # the function of the file that line is in
+    grid_callable: bool = False  # its grid was a function of the meta-parameters
 
     @staticmethod
     def from_record(data: dict[str, Any]) -> "CapturedLaunch":
@@ -54,7 +57,8 @@ class CapturedLaunch:
                 values[a["name"]] = a.get("value")
         frames = {fn: {k: runtime_value(v) for k, v in local.items()}
                   for fn, local in (data.get("frames") or {}).items()}
-        return CapturedLaunch(data["kernel_name"], values, args, frames, data.get("autotune_configs"), data.get("line"))
+        return CapturedLaunch(data["kernel_name"], values, args, frames, data.get("autotune_configs"), data.get("line"),
+                              data.get("col"), data.get("caller"), bool(data.get("grid_callable")))
 
 
 @dataclass
@@ -87,6 +91,16 @@ class Runtime:
         kept = {k: tuple(v) for k, v in lines.items()
                 if all(launch.line in v for launch in made if launch.kernel == k)}
         return dataclasses.replace(self, lines=kept)
+
+    def made_at(self, caller: str, call: ast.Call) -> dict[str, bool]:
+        """The kernels launched by `call`, in `caller`, on any case, each with whether every
+        such launch had a grid of the meta-parameters."""
+        out: dict[str, bool] = {}
+        for launches in self.cases.values():
+            for launch in launches:
+                if (launch.caller, launch.line, launch.col) == (caller, call.lineno, call.col_offset):
+                    out[launch.kernel] = out.get(launch.kernel, True) and launch.grid_callable
+        return out
 
     def launch(self, case: str, kernel: str, occurrence: int) -> CapturedLaunch | None:
         """The launch of the `occurrence`-th site of `kernel` on `case`: by line where

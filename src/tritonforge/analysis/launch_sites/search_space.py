@@ -141,8 +141,8 @@ def _discover(source: str, entry: str, runtime: Runtime | None, module: SourceMo
         raise ValueError(f"no plain top-level function named {entry!r}")
     made = module.instance_of(ast.Name(found.instance, ast.Load()), module.module_scope()) if found.instance else None
     scope = Scope(found.fn, _left_to_defaults(module, found, runtime), (entry,), found.owner, made)
-    launches = list(collect_launches(module, scope))
     verify = runtime is not None and runtime.source_key in ("", source_key(source))
+    launches = list(collect_launches(module, scope, runtime if verify else None))
     if runtime is not None and verify:
         runtime = runtime.at_sites([(launch.facts.name, launch.call.lineno) for launch in launches])
     return build_sites(module, launches, runtime, verify), runtime

@@ -68,6 +68,7 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
             if verify and not any(runtime.launch(case, launch.facts.name, occurrence) for case in runtime.cases):
                 unlaunched.append(i)
     _never_ran(uses, unlaunched, runtime)
+    _grid_unseen(uses, launches)
     groups, spans = _group_uses(module, launches, uses)
     tunable_of = _make_tunables(launches, uses, groups, spans, floors)
     _mark_followers(list({t.id: t for t in tunable_of.values()}.values()))
@@ -87,6 +88,17 @@ def _never_ran(uses: list[Use], unlaunched: list[int], runtime: Runtime | None) 
         r = u.resolved
         u.resolved = Resolved("unknown", r.text, f"{r.where}; this launch ran on no case: not moved", None, r.value)
         u.span, u.replayed = None, None
+
+
+def _grid_unseen(uses: list[Use], launches: list[Launch]) -> None:
+    """The blocks of a launch whose grid is made out of sight and not of the meta-parameters
+    (`launches._seen_launch`): the grid may divide by its own copy of one, so none is moved."""
+    for u in uses:
+        if launches[u.launch].grid_unseen and u.kind == "constexpr":
+            r = u.resolved
+            u.resolved = Resolved("unknown", r.text, f"{r.where}; the launch's grid is made where launch analysis "
+                                  "cannot see it, and may hold a copy of it: not moved", None, r.value)
+            u.span, u.replayed = None, None
 
 
 def _mark_followers(tunables: list[Tunable]) -> None:
