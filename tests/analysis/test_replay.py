@@ -578,6 +578,8 @@ def triton_pow2(n: int) -> int:
      "_BASE_KWARGS = dict(num_warps=8, num_stages=2)"),
     ("record_through_helpers.py", "_sq_relu_kernel.BLOCK", 1024,  # a factory's record passed down two helpers
      "return KernelConfig(block_size=1024, num_warps=4)"),
+    ("torch_ops_custom_op.py", "_fake_quant_kernel.BLOCK_SIZE", 1024,  # torch.ops.NS.NAME(...) of a custom_op
+     "_BLOCK_SIZE = 1024"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

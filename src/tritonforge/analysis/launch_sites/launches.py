@@ -206,6 +206,9 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
     `Cls(...)(x)`) or method, a method called on `self`, or `Cls.method(...)`."""
     if isinstance(f, ast.Name) and f.id in module.functions and f.id not in module.kernels:
         return _Callee(module.functions[f.id], f.id)
+    op = _library_op(module, f)
+    if op is not None:
+        return _Callee(module.functions[op], op)
     partial = _partial_of(module, f, scope)
     if partial is not None:
         return partial
@@ -232,6 +235,23 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
         return _Callee(fn, f"{base}.{attr}", 0, base) if fn else None
     made = module.instance_of(f.value, scope)
     return _method(module, made, (attr,)) if made else None
+
+
+def _library_op(module: SourceModule, f: ast.expr) -> str | None:
+    """The function of this file `torch.ops.NS.NAME(...)` (or `.default`) calls: the one
+    registered as "NS::NAME" by `@torch.library.custom_op` or `@triton_op`."""
+    parts = []
+    while isinstance(f, ast.Attribute):
+        parts.append(f.attr)
+        f = f.value
+    parts = [*reversed(parts)]
+    if not (isinstance(f, ast.Name) and f.id == "torch" and parts[:1] == ["ops"] and len(parts) in (3, 4)) \
+            or parts[3:] not in ([], ["default"]):
+        return None
+    qualified = f"{parts[1]}::{parts[2]}"
+    return next((name for name, fn in module.functions.items() for d in fn.decorator_list
+                 if isinstance(d, ast.Call) and last_name(d.func) in ("custom_op", "triton_op") and d.args
+                 and isinstance(d.args[0], ast.Constant) and d.args[0].value == qualified), None)
 
 
 def _partial_of(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
