@@ -580,6 +580,8 @@ def triton_pow2(n: int) -> int:
      "return KernelConfig(block_size=1024, num_warps=4)"),
     ("torch_ops_custom_op.py", "_fake_quant_kernel.BLOCK_SIZE", 1024,  # torch.ops.NS.NAME(...) of a custom_op
      "_BLOCK_SIZE = 1024"),
+    ("module_instance_override.py", "_leaky_relu_kernel.BLOCK_SIZE", 512,  # `_op = Op(block_size=128)` overrides
+     "_op = LeakyReLU(slope=0.01, block_size=512)"),  # the class attribute in __init__
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

@@ -182,6 +182,7 @@ class Replay(StatementReplay):
             return self._class_attribute(base, node.attr)
         if isinstance(base, Instance):
             if node.attr in base.attrs:
+                self.reads.extend(base.made_reads)
                 return self.force(base.attrs[node.attr])
             return self._class_attribute(base.cls, node.attr, base)
         if isinstance(base, Record):

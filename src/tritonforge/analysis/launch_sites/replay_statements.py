@@ -112,8 +112,10 @@ class StatementReplay:
         made = [s for s in self.tree.body if isinstance(s, ast.Assign) and isinstance(s.value, ast.Call)
                 and isinstance(s.value.func, ast.Name) and s.value.func.id == owner.name]
         if len(made) == 1 and len(made[0].targets) == 1 and isinstance(made[0].targets[0], ast.Name):
+            mark = len(self.reads)
             got = self.name(made[0].targets[0].id, self.module_frame())
             if isinstance(got, Instance):
+                got.made_reads = tuple(self.reads[mark:])  # the 128 of `Op(block_size=128)`
                 return got
         return ClassValue(owner)
 
@@ -445,8 +447,8 @@ class Helper:
             outer = self.closure.values if self.closure else {}
             return replay.eval(self.fn.body, Frame(self.fn, values={**outer, **bound}))
         for name, default in defaults_of(self.fn).items():
-            if name not in bound:
-                bound[name] = replay.eval(default, replay.module_frame())
+            if name not in bound:  # read where it is used, so its literals go to what reads it
+                bound[name] = Thunk(default, replay.module_frame())
         frame = Frame(self.fn, values={**(self.closure.values if self.closure else {}), **bound})
         replay._statements(self.fn.body, frame, None, ())
         return replay.force(frame.values.get("<return>", UNKNOWN))

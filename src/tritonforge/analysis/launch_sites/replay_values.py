@@ -188,6 +188,9 @@ class Instance:
 
     cls: "ClassValue"
     attrs: dict[str, Any] = field(default_factory=dict)
+    # The literals its making read, where it was made before the value replayed (a module's one
+    # instance, `self` of the launching method): charged to each attribute its `__init__` set.
+    made_reads: tuple[Any, ...] = ()
 
 
 @dataclass
