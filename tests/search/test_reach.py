@@ -74,6 +74,11 @@ STYLES = FIXTURES / "problems" / "styles"
     ("lazy_global_config.py", "_CONFIG = {"),  # a global made on first use
     ("dispatch_dict_kernels.py", "_ACTIVATIONS = {"),  # `kernel, block = _ACTIVATIONS[act]`
     ("batch_size_sites.py", "block = min(triton.next_power_of_2(n_cols), "),  # after a site no case runs
+    ("cached_launcher.py", "block = "),  # `launch, block, warps = _get_launcher(dtype)`, a cached kernel[grid]
+    ("run_api.py", "_gate_kernel.run("),  # kernel.run(..., grid=grid, warmup=False)
+    ("torch_ops_custom_op.py", "_BLOCK_SIZE = "),  # torch.ops.NS.NAME(...) of the file's custom_op
+    ("record_through_helpers.py", "return KernelConfig("),  # a factory's record passed down two helpers
+    ("module_instance_override.py", "_op = LeakyReLU("),  # a class attribute overridden per instance
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

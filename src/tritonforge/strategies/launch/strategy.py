@@ -43,10 +43,11 @@ class LaunchParamStrategy(Strategy):
         self._runtimes: dict[str, Runtime] = {}  # rewritten files' own captures, by source key
 
     def applies(self, source: str, entry: str) -> bool:
-        """Any launch reachable from the entry: values the host code computes only become
-        free once the baseline's launches are captured, at the start of the search."""
+        """Any launch reachable from the entry, or any kernel of the file: values the host code
+        computes only become free once the baseline's launches are captured, at the start of
+        the search, and so do launches made in forms read only from the capture."""
         space = self._space(source, entry)
-        return bool(space and space.by_id)
+        return bool(space and (space.by_id or (space.module is not None and space.module.kernels)))
 
     def propose(self, state: SearchState, limit: int) -> list[Candidate]:
         self.last_moves = []
