@@ -793,6 +793,21 @@ def test_a_block_beside_a_grid_sized_out_of_sight_is_not_moved():
     assert space.get("_softsign_kernel.num_warps").free
 
 
+def test_a_backward_run_by_autograd_is_followed_and_reads_what_forward_saved_on_ctx(tmp_path):
+    # Liger / fla style (probe round 18): `y.backward(dy)` after `Cls.apply(x)`; forward sets
+    # `ctx.BLOCK_SIZE = BLOCK_SIZE`, backward launches with it. The backward kernel was unreached.
+    path = STYLES / "autograd_backward_ctx.py"
+    source = path.read_text()
+    runtime = Runtime.from_records(capture(path), None, source_key(source), 2)
+    space = SearchSpace.from_source(source, "softplus_grad", runtime)
+    assert [s.function for s in space.sites] == ["SoftplusFunction.forward", "SoftplusFunction.backward"]
+    assert "computed from _softplus_fwd.BLOCK_SIZE" in space.get("_softplus_bwd.BLOCK_SIZE").why  # it follows
+    assert space.get("_softplus_bwd.num_stages").free
+    out = apply_assignment(space, {"_softplus_fwd.BLOCK_SIZE": 512})
+    assert changed_lines(source, out) == ["BLOCK_SIZE = 512"]
+    assert received(write(tmp_path, path.name, out))["BLOCK_SIZE"] == 512  # the last launch is backward's
+
+
 def test_launches_without_lines_are_matched_in_call_order():
     # Records from before lines were captured, or a launch made from no site's line (a partial
     # called elsewhere): that kernel's launches stay matched in call order.

@@ -70,6 +70,38 @@ def collect_launches(module: SourceModule, scope: Scope, runtime: Runtime | None
             if c.label not in scope.chain:  # recursion: each helper once per chain
                 yield from collect_launches(module, Scope(c.fn, _bound(c, call, scope), scope.chain + (c.label,),
                                                           c.owner, c.instance), runtime)
+        for c in [] if callees or seen else _backwards(module, call, calls):
+            if c.label not in scope.chain:  # gradients are tensors of the run: nothing is bound
+                yield from collect_launches(module, Scope(c.fn, {}, scope.chain + (c.label,), c.owner), runtime)
+
+
+_GRADIENT_CALLS = ("torch.autograd.backward", "torch.autograd.grad", "autograd.backward", "autograd.grad")
+
+
+def _backwards(module: SourceModule, call: ast.Call, calls: list[ast.Call]) -> list[_Callee]:
+    """`y.backward(dy)` or `torch.autograd.grad(...)` after `Cls.apply(...)` of the file's
+    autograd Functions in the same function: the `backward` each runs."""
+    f = call.func
+    if not ((isinstance(f, ast.Attribute) and f.attr == "backward" and not _dotted(f).startswith("torch."))
+            or _dotted(f) in _GRADIENT_CALLS):
+        return []
+    applied = [c.func.value.id for c in calls if (c.lineno, c.col_offset) < (call.lineno, call.col_offset)
+               and isinstance(c.func, ast.Attribute) and c.func.attr == "apply" and isinstance(c.func.value, ast.Name)
+               and c.func.value.id in module.classes]
+    out = []
+    for cls in dict.fromkeys(applied):
+        fn = module.method(cls, "backward")
+        if fn is not None and is_static(fn):
+            out.append(_Callee(fn, f"{cls}.backward", 1, cls))
+    return out
+
+
+def _dotted(node: ast.expr) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
 
 
 _UNSEEN_GRID = "<grid made at run time>"

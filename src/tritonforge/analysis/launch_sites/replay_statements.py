@@ -100,11 +100,24 @@ class StatementReplay:
         owner = next((c for c in self.classes.values() if fn in c.body), None)
         params = params_of(fn)
         marks = {last_name(d) for d in fn.decorator_list}
-        if owner is None or not params or "staticmethod" in marks:
+        if owner is None or not params or frame.values.get(params[0].arg, UNKNOWN) is not UNKNOWN:
             return
         first = params[0].arg
-        if frame.values.get(first, UNKNOWN) is UNKNOWN:
+        if "staticmethod" not in marks:
             frame.values[first] = ClassValue(owner) if "classmethod" in marks else self._module_instance(owner)
+        elif fn.name == "backward":
+            frame.values[first] = self._saved_context(owner)
+
+    def _saved_context(self, owner: ast.ClassDef) -> Any:
+        """An autograd Function's `ctx` as its `backward` sees it: the attributes `forward` set
+        (`ctx.BLOCK_SIZE = BLOCK_SIZE`), forward replayed on the locals its own launch captured."""
+        forward = next((n for n in owner.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+        params = params_of(forward) if forward is not None else []
+        if forward is None or not params:
+            return UNKNOWN
+        ctx = Instance(ClassValue(owner))
+        self.function_frame(forward, None, args={params[0].arg: ctx})
+        return ctx
 
     def _module_instance(self, owner: ast.ClassDef) -> Any:
         """The one instance of `owner` the module makes (`bias_tanh = BiasTanh()`, an entry),

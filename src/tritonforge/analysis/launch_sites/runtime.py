@@ -92,6 +92,16 @@ class Runtime:
                 if all(launch.line in v for launch in made if launch.kernel == k)}
         return dataclasses.replace(self, lines=kept)
 
+    def frames_at(self, case: str, launch: CapturedLaunch) -> dict[str, dict[str, Any]]:
+        """The host locals at `launch`, and those of functions no longer on the stack as the
+        earlier launches of the case last saw them (an autograd `forward`, for its `backward`)."""
+        earlier: dict[str, dict[str, Any]] = {}
+        for made in self.cases.get(case, []):
+            if made is launch:
+                break
+            earlier.update(made.frames)
+        return {**earlier, **launch.frames}
+
     def made_at(self, caller: str, call: ast.Call) -> dict[str, bool]:
         """The kernels launched by `call`, in `caller`, on any case, each with whether every
         such launch had a grid of the meta-parameters."""
@@ -173,7 +183,7 @@ def _evaluate(tree: ast.Module, runtime: Runtime, value: ReplayedValue, case: st
     launch = runtime.launch(case, value.kernel, value.occurrence)
     if launch is None:
         return UNKNOWN, []
-    replay = Replay(tree, launch.frames, edits)
+    replay = Replay(tree, runtime.frames_at(case, launch), edits)
     if columns is not None:  # filled once the evaluation below has run (a dict is passed by reference)
         replay.columns = columns
     if value.heuristic:
