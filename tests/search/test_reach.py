@@ -79,6 +79,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("torch_ops_custom_op.py", "_BLOCK_SIZE = "),  # torch.ops.NS.NAME(...) of the file's custom_op
     ("record_through_helpers.py", "return KernelConfig("),  # a factory's record passed down two helpers
     ("module_instance_override.py", "_op = LeakyReLU("),  # a class attribute overridden per instance
+    ("autograd_backward_ctx.py", "BLOCK_SIZE = "),  # forward's values, saved on ctx for backward's kernel
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),
