@@ -1,5 +1,5 @@
 """Small AST helpers of the analysis: constant folding of integer arithmetic in kernel and launch
-code (block sizes, shifts), and the name a call or decorator ends with."""
+code (block sizes, shifts), and the name a call or decorator ends with or is dotted as."""
 
 from __future__ import annotations
 
@@ -15,6 +15,18 @@ def last_name(func: ast.expr) -> str:
     if isinstance(func, ast.Call):
         return last_name(func.func)
     return ""
+
+
+def dotted_name(node: ast.AST) -> str:
+    """`torch.ops.ns.op` -> "torch.ops.ns.op"; below a call or subscript, the names after it
+    (`x().a.b` -> "a.b")."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 def fold_binop(op: ast.operator, a: int | None, b: int | None) -> int | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from tritonforge.analysis.astfold import dotted_name
 from tritonforge.problem.custom_ops import defined_ops, operator_calls
 
 MODULES = frozenset({"inspect", "gc", "ctypes", "tritonforge", "importlib", "builtins", "traceback",
@@ -36,16 +37,6 @@ RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "c10", "c10d"
                                  "_quantized", "inductor", "higher_order"})
 ALLOWED = frozenset({"torch.library.triton_op", "torch.library.wrap_triton", "torch.library.capture_triton",
                      "torch.library.custom_op", "torch.library.register_fake"})
-
-
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _inner(node: ast.Attribute) -> list[ast.AST]:
@@ -94,7 +85,7 @@ def introspection(source: str) -> str | None:
         return misuse
     own = {tuple(op.split("::")) for op in defined_ops(tree)}  # torch.ops.<ns>.<name> of its own operators
     allowed = {id(inner) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-               and (_dotted(n) in ALLOWED or _own_op(_dotted(n), own)) for inner in _inner(n)}
+               and (dotted_name(n) in ALLOWED or _own_op(dotted_name(n), own)) for inner in _inner(n)}
     for node in ast.walk(tree):
         if id(node) in allowed:
             continue  # `torch.library` inside `torch.library.triton_op`
@@ -106,9 +97,9 @@ def introspection(source: str) -> str | None:
                 node.module.split(".")[0] in MODULES or _overrides(node.module)
                 or any(_overrides(f"{node.module}.{a.name}") for a in node.names)):
             return f"imports from {node.module}"
-        elif isinstance(node, ast.Attribute) and _overrides(_dotted(node)) and _dotted(node) not in ALLOWED \
-                and not _own_op(_dotted(node), own):
-            return f"uses {_dotted(node)}"
+        elif isinstance(node, ast.Attribute) and _overrides(dotted_name(node)) and dotted_name(node) not in ALLOWED \
+                and not _own_op(dotted_name(node), own):
+            return f"uses {dotted_name(node)}"
         elif isinstance(node, ast.Name) and node.id in NAMES:
             return f"calls {node.id}()"
         elif isinstance(node, ast.Attribute) and node.attr in ATTRIBUTES:

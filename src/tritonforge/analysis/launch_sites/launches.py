@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from tritonforge.analysis.astfold import dotted_name
 from tritonforge.analysis.kernel_source import class_chain, launch_target
 from tritonforge.analysis.launch_sites.dispatch import table_launchers
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
@@ -82,8 +83,8 @@ def _backwards(module: SourceModule, call: ast.Call, calls: list[ast.Call]) -> l
     """`y.backward(dy)` or `torch.autograd.grad(...)` after `Cls.apply(...)` of the file's
     autograd Functions in the same function: the `backward` each runs."""
     f = call.func
-    if not ((isinstance(f, ast.Attribute) and f.attr == "backward" and not _dotted(f).startswith("torch."))
-            or _dotted(f) in _GRADIENT_CALLS):
+    if not ((isinstance(f, ast.Attribute) and f.attr == "backward" and not dotted_name(f).startswith("torch."))
+            or dotted_name(f) in _GRADIENT_CALLS):
         return []
     applied = [c.func.value.id for c in calls if (c.lineno, c.col_offset) < (call.lineno, call.col_offset)
                and isinstance(c.func, ast.Attribute) and c.func.attr == "apply" and isinstance(c.func.value, ast.Name)
@@ -94,14 +95,6 @@ def _backwards(module: SourceModule, call: ast.Call, calls: list[ast.Call]) -> l
         if fn is not None and is_static(fn):
             out.append(_Callee(fn, f"{cls}.backward", 1, cls))
     return out
-
-
-def _dotted(node: ast.expr) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
 
 
 _UNSEEN_GRID = "<grid made at run time>"
@@ -272,15 +265,10 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
 def _library_op(module: SourceModule, f: ast.expr) -> str | None:
     """The function of this file `torch.ops.NS.NAME(...)` (or `.default`) calls: the one
     registered as "NS::NAME" by `@torch.library.custom_op` or `@triton_op`."""
-    parts = []
-    while isinstance(f, ast.Attribute):
-        parts.append(f.attr)
-        f = f.value
-    parts = [*reversed(parts)]
-    if not (isinstance(f, ast.Name) and f.id == "torch" and parts[:1] == ["ops"] and len(parts) in (3, 4)) \
-            or parts[3:] not in ([], ["default"]):
+    parts = dotted_name(f).split(".") if isinstance(f, ast.Attribute) else []
+    if parts[:2] != ["torch", "ops"] or len(parts) not in (4, 5) or parts[4:] not in ([], ["default"]):
         return None
-    qualified = f"{parts[1]}::{parts[2]}"
+    qualified = f"{parts[2]}::{parts[3]}"
     return next((name for name, fn in module.functions.items() for d in fn.decorator_list
                  if isinstance(d, ast.Call) and last_name(d.func) in ("custom_op", "triton_op") and d.args
                  and isinstance(d.args[0], ast.Constant) and d.args[0].value == qualified), None)
