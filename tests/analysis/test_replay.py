@@ -582,6 +582,20 @@ def triton_pow2(n: int) -> int:
      "_BLOCK_SIZE = 1024"),
     ("module_instance_override.py", "_leaky_relu_kernel.BLOCK_SIZE", 512,  # `_op = Op(block_size=128)` overrides
      "_op = LeakyReLU(slope=0.01, block_size=512)"),  # the class attribute in __init__
+    # Probe round 20.
+    ("mapping_subclass_cfg.py", "_gelu_fast_kernel.BLOCK_SIZE", 512,  # **CFG, a collections.abc.Mapping
+     "CFG = LaunchConfig(BLOCK_SIZE=512, num_warps=4)"),
+    ("mapping_subclass_cfg.py", "_gelu_fast_kernel.num_warps", 8,  # each key charged its own literal
+     "CFG = LaunchConfig(BLOCK_SIZE=128, num_warps=8)"),
+    ("globals_get_block.py", "_row_abs_sum_kernel.BLOCK", 256, "ROW_BLOCK = 256"),  # globals().get(NAME, 128)
+    ("globals_get_block.py", "_row_abs_sum_kernel.num_warps", 4,  # a name the module lacks: the default
+     'warps = globals().get("ROW_WARPS", 4)'),
+    ("module_getattr_dtype.py", "_neg_exp_kernel.BLOCK", 512,  # getattr(sys.modules[__name__], f"BLOCK_{dt}")
+     "BLOCK_float32 = 512"),
+    ("next_filter_configs.py", "_square_kernel.BLOCK", 512,  # next(filter(lambda c: ..., _CONFIGS), ...)
+     '{"max_n": 4096, "BLOCK": 512, "num_warps": 2},'),
+    ("post_init_dataclass.py", "_rms_scale_kernel.BLOCK", 64,  # field(init=False) set by __post_init__
+     "max_block: int = 64"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

@@ -80,6 +80,8 @@ STYLES = FIXTURES / "problems" / "styles"
     ("record_through_helpers.py", "return KernelConfig("),  # a factory's record passed down two helpers
     ("module_instance_override.py", "_op = LeakyReLU("),  # a class attribute overridden per instance
     ("autograd_backward_ctx.py", "BLOCK_SIZE = "),  # forward's values, saved on ctx for backward's kernel
+    ("mapping_subclass_cfg.py", "CFG = LaunchConfig("),  # **CFG of a collections.abc.Mapping subclass
+    ("globals_get_block.py", "ROW_"),  # globals().get("ROW_BLOCK", 128)
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -25,17 +25,18 @@ from typing import Any, Callable
 
 from tritonforge.analysis.astfold import last_name
 from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS
-from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, StatementReplay
+from tritonforge.analysis.launch_sites.replay_statements import MISSING, Frame, Helper, LazyDict, Thunk
+from tritonforge.analysis.launch_sites.replay_tables import NOT_FOUND, TableReplay
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
-    STR_METHODS, TRITON_FUNCTIONS, UNKNOWN, ClassValue, ContextVarValue, Dotted, EnumClass, EnumMember, Instance,
-    Record, TensorValue, device_query, literal_int, same_key, torch_build)
+    STR_METHODS, THIS_MODULE, TRITON_FUNCTIONS, UNKNOWN, ClassValue, ContextVarValue, Dotted, EnumClass, EnumMember,
+    Instance, ModuleGlobals, Record, TensorValue, device_query, literal_int, same_key, torch_build)
 from tritonforge.analysis.launch_sites.syntax import config_table, keyword_dict
 
 __all__ = ["Frame", "Replay"]
 
 
-class Replay(StatementReplay):
+class Replay(TableReplay):
     """Evaluate expressions of one source file on one case, with literals optionally replaced.
 
     `edits` maps id(ast.Constant) to the value that literal should have; `reads` collects
@@ -89,6 +90,8 @@ class Replay(StatementReplay):
             return self.force(module.values[name])
         if name in FUNCTIONS or name in MODULES:
             return Dotted(name)
+        if name in ("globals", "__name__"):
+            return Dotted(name) if name == "globals" else THIS_MODULE
         if name in TRITON_FUNCTIONS:  # from triton import next_power_of_2
             return Dotted(f"triton.{name}")
         if name in self.functions:
@@ -171,6 +174,8 @@ class Replay(StatementReplay):
             return Dotted(dotted)
         if isinstance(base, TensorValue):
             return base.attr(node.attr)
+        if isinstance(base, ModuleGlobals):  # `sys.modules[__name__].BLOCK`
+            return self.global_named(node.attr)
         if isinstance(base, LazyDict) and base.namespace:
             return base.get(node.attr)
         if isinstance(base, EnumClass):  # `Tile.LARGE`: an IntEnum's member is its value
@@ -212,11 +217,24 @@ class Replay(StatementReplay):
         given.update({k.arg: (k.value, frame) for k in call.keywords if k.arg})
         if len(call.args) > len(names) or set(given) - set(names):
             return UNKNOWN
-        for name, default in fields:
-            if name not in given:
-                if default is None:
-                    return UNKNOWN
-                given[name] = (default, self.module_frame())
+        missing = [name for name, default in fields if name not in given and default is None]
+        given.update({name: (default, self.module_frame()) for name, default in fields
+                      if name not in given and default is not None})
+        return Record(cls, given) if not missing else self._post_init(cls, given, missing)
+
+    def _post_init(self, cls: ClassValue, given: dict[str, tuple[ast.expr, Any]], missing: list[str]) -> Any:
+        """A record whose fields without a default (`field(init=False)`) its `__post_init__`
+        sets (`self.block = 64`): each read where the method sets it."""
+        post = cls.method("__post_init__")
+        if post is None:
+            return UNKNOWN
+        made = Instance(cls, {name: Thunk(expr, where) for name, (expr, where) in given.items()})
+        Helper(post[0], bound=(made,)).call(self, [], {})
+        for name in missing:
+            got = made.attrs.get(name)
+            if not isinstance(got, Thunk) or got.control or got.path:
+                return UNKNOWN
+            given[name] = (got.expr, got.frame)
         return Record(cls, given)
 
     @staticmethod
@@ -226,49 +244,6 @@ class Replay(StatementReplay):
         if set(given) - set(record.fields) or any(k.arg is None for k in call.keywords):
             return UNKNOWN
         return Record(record.cls, {**record.fields, **given})
-
-    def _first(self, gen: ast.GeneratorExp, frame: Frame) -> Any:
-        """`next(elt for target in items if ...)` over a sequence the file writes: the first
-        item whose tests pass, as a loop searching a size table takes it."""
-        got = self._comprehension(gen, frame, first=True)
-        return got if got is UNKNOWN else got[0] if got else NOT_FOUND  # StopIteration, or next's default
-
-    def _comprehension(self, gen: ast.ListComp | ast.GeneratorExp, frame: Frame, first: bool = False) -> Any:
-        """`[elt for target in items if ...]` over a sequence the file writes, as a tuple (up to
-        its first element where `first`)."""
-        if len(gen.generators) != 1 or gen.generators[0].is_async:
-            return UNKNOWN
-        loop = gen.generators[0]
-        items = self.eval(loop.iter, frame)
-        if not isinstance(items, tuple):
-            return UNKNOWN
-        out = []
-        for item in items:
-            names = _unpacked(loop.target, item)
-            if names is None:
-                return UNKNOWN
-            inner = Frame(frame.fn, {**frame.values, **names}, frame.captured)
-            tests = [self.eval(t, inner) for t in loop.ifs]
-            if any(t is UNKNOWN for t in tests):
-                return UNKNOWN
-            if all(tests):
-                out.append(self.eval(gen.elt, inner))
-                if first:
-                    break
-        return tuple(out)
-
-    def _extreme(self, node: ast.Call, made: str, frame: Frame) -> Any:
-        """`min(configs, key=lambda c: c["BLOCK_SIZE"])`: the item whose key is least (greatest
-        for max), the first of equals as Python picks it."""
-        items = self.eval(node.args[0], frame)
-        key = self.eval(node.keywords[0].value, frame)
-        if not (isinstance(items, tuple) and items and isinstance(key, Helper)):
-            return UNKNOWN
-        keys = [key.call(self, [item], {}) for item in items]
-        if any(k is UNKNOWN for k in keys):
-            return UNKNOWN
-        pick = min if made == "min" else max
-        return items[pick(range(len(items)), key=lambda i: keys[i])]
 
     def _instance(self, cls: ClassValue, args: list[Any], kwargs: dict[str, Any]) -> Instance:
         """`KernelConfig(num_warps=1)` of a plain class: its `__init__` replayed on a new instance."""
@@ -344,10 +319,15 @@ class Replay(StatementReplay):
             del self.reads[read:]  # `.split(".")[-1]`: which part of a name, not a tuning knob
         if isinstance(base, LazyDict):
             return base.get(key)
+        if isinstance(base, ModuleGlobals) or base == Dotted("sys.modules") and key == THIS_MODULE:
+            return self.global_named(key) if isinstance(base, ModuleGlobals) else ModuleGlobals()
         if isinstance(base, dict):
-            return next((v for k, v in base.items() if same_key(k, key)), UNKNOWN)
+            return self.force(next((v for k, v in base.items() if same_key(k, key)), UNKNOWN))
         if isinstance(base, tuple) and isinstance(key, int) and not isinstance(key, bool):
             return base[key]
+        if isinstance(base, Instance) and (method := base.cls.method("__getitem__")) is not None:
+            self.reads.extend(base.made_reads)  # a Mapping subclass (kernl's config objects)
+            return Helper(method[0], bound=(base,)).call(self, [key], {})
         return UNKNOWN
 
     def _call(self, node: ast.Call, frame: Frame) -> Any:
@@ -373,9 +353,11 @@ class Replay(StatementReplay):
                 return self._replaced(owner, node, frame)
             if isinstance(owner, LazyDict) and func.attr in ("items", "keys", "values") and not node.args:
                 return owner.listing(func.attr)  # `for k, v in _TUNED.items()`
+            if isinstance(owner, ModuleGlobals) and func.attr == "get" and node.args and not node.keywords:
+                return self.global_named(self.eval(node.args[0], frame), *node.args[1:2], frame=frame)
             if isinstance(owner, (LazyDict, dict)) and func.attr == "get" and node.args:
                 key = self.eval(node.args[0], frame)
-                got = owner.lookup(key) if isinstance(owner, LazyDict) else self._subscript_dict(owner, key)
+                got = owner.lookup(key) if isinstance(owner, LazyDict) else self.force(self._subscript_dict(owner, key))
                 if got is MISSING or got is UNKNOWN and not isinstance(owner, LazyDict):
                     return self.eval(node.args[1], frame) if len(node.args) > 1 else None
                 return got
@@ -396,7 +378,7 @@ class Replay(StatementReplay):
         if isinstance(target, Dotted) and target.name.startswith("triton") and made == "Config":
             return _triton_config(node, frame)  # `cfg = _CONFIGS[0]`, then `cfg.kwargs["BLOCK"]`, `cfg.num_warps`
         if made == "next" and isinstance(func, ast.Name) and target is UNKNOWN and len(node.args) in (1, 2) \
-                and isinstance(node.args[0], ast.GeneratorExp):  # `next(c for c in _CONFIGS if n <= c["max_n"])`
+                and isinstance(node.args[0], (ast.GeneratorExp, ast.Call)):  # `next(c for c in _CONFIGS if ...)`
             got = self._first(node.args[0], frame)
             return self.eval(node.args[1], frame) if got is NOT_FOUND and len(node.args) == 2 else \
                 UNKNOWN if got is NOT_FOUND else got
@@ -412,16 +394,21 @@ class Replay(StatementReplay):
         if target is UNKNOWN and made == "MappingProxyType" and len(node.args) == 1 and not node.keywords:
             return self.eval(node.args[0], frame)  # `types.MappingProxyType({...})`: a read-only view
         if target is UNKNOWN and made == "dict" and isinstance(func, ast.Name) and len(node.args) == 1 \
-                and not node.keywords and (zipped := self._zipped(node.args[0], frame)) is not None:
-            return zipped
+                and not node.keywords:
+            zipped = self._zipped(node.args[0], frame)
+            copied = self.eval(node.args[0], frame) if zipped is None else zipped  # `dict(kwargs)`: a copy
+            return dict(copied) if isinstance(copied, dict) else copied if isinstance(copied, LazyDict) else UNKNOWN
         if target is UNKNOWN and not node.args and made == "SimpleNamespace":
             return LazyDict(self, keyword_dict(node), frame, True)
+        if isinstance(target, ClassValue):  # each argument read where `__init__` uses it, charged there
+            return self._instance(target, [Thunk(a, frame) for a in node.args],
+                                  {k.arg: Thunk(k.value, frame) for k in node.keywords if k.arg})
         args = args if args is not None else [self.eval(a, frame) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, frame) for k in node.keywords if k.arg}
-        if isinstance(target, ClassValue):
-            return self._instance(target, args, kwargs)
         if isinstance(target, Helper):
             return target.call(self, args, kwargs)
+        if target == Dotted("globals") and not args and not kwargs:
+            return ModuleGlobals()
         if isinstance(target, str) and target in DEVICE_QUERIES:
             return device_query(target)
         if isinstance(target, Dotted):
@@ -433,34 +420,15 @@ class Replay(StatementReplay):
             return fn(*args, **kwargs)
         return UNKNOWN
 
-    def _zipped(self, node: ast.expr, frame: Frame) -> LazyDict | None:
-        """`zip(_KEYS, _TILES[dtype])` of a tuple of key strings and a tuple of values, both
-        written in the file, as the dict display it makes: each key then reads its own literal,
-        not the whole tuple's (FlagGems' tile tables). None for anything else."""
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "zip"
-                and len(node.args) == 2 and not node.keywords):
-            return None
-        keys, values = self._display(node.args[0], frame), self._display(node.args[1], frame)
-        if keys is None or values is None or not all(
-                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys[0].elts):
-            return None
-        n = min(len(keys[0].elts), len(values[0].elts))  # zip stops at the shorter
-        return LazyDict(self, ast.Dict(keys[0].elts[:n], values[0].elts[:n]), values[1])
-
-    def _display(self, node: ast.expr, frame: Frame, depth: int = 0) -> tuple[ast.Tuple | ast.List, Frame] | None:
-        """The tuple or list display an expression stands for, unevaluated, and its frame: written
-        in place, bound to a name, or a table's entry (`_TILES[x.dtype]`)."""
-        if depth > 8:
-            return None
-        if isinstance(node, (ast.Tuple, ast.List)):
-            return None if any(isinstance(e, ast.Starred) for e in node.elts) else (node, frame)
-        if isinstance(node, ast.Name):
-            bound = self.binding(node.id, frame)
-            return self._display(bound.expr, bound.frame, depth + 1) if bound is not None else None
-        if isinstance(node, ast.Subscript) and isinstance(table := self.eval(node.value, frame), LazyDict):
-            found = table.entry(self.eval(node.slice, frame))
-            return None if found is MISSING or found is UNKNOWN else self._display(*found, depth + 1)
-        return None
+    def global_named(self, name: Any, default: ast.expr | None = None, frame: Frame | None = None) -> Any:
+        """A name of the file's namespace looked up by a string (`globals().get("BLOCK", 128)`):
+        read as if written; a name the module never binds gives the default (None without one)."""
+        module = self.module_frame()
+        if not isinstance(name, str):
+            return UNKNOWN
+        if name in module.values or name in self.functions or name in self.classes or name in self.enums:
+            return self.name(name, module)
+        return self.eval(default, frame) if default is not None and frame is not None else None
 
     def _getattr(self, node: ast.Call, frame: Frame) -> Any:
         """`getattr(_Tiles, f"BLOCK_{kind.upper()}")`: the attribute the name comes to, read as
@@ -511,19 +479,6 @@ def _from_dataclasses(target: Any) -> bool:
     """`replace`/`asdict` as imported from dataclasses (by name or through the module), not a
     function of the file's own by the same name."""
     return target is UNKNOWN or isinstance(target, Dotted) and target.name.startswith("dataclasses.")
-
-
-NOT_FOUND = object()  # a search over a table that stopped at no item
-
-
-def _unpacked(target: ast.expr, item: Any) -> dict[str, Any] | None:
-    """The names a loop target binds to one item (`k, v` of an `.items()` pair), or None."""
-    if isinstance(target, ast.Name):
-        return {target.id: item}
-    if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts) \
-            and isinstance(item, tuple) and len(item) == len(target.elts):
-        return {e.id: v for e, v in zip(target.elts, item)}  # type: ignore[attr-defined]
-    return None
 
 
 def _triton_config(node: ast.Call, frame: Frame) -> Any:

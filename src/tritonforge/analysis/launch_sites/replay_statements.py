@@ -456,6 +456,11 @@ class Helper:
         names = [p.arg for p in params_of(self.fn)]
         bound = dict(zip(names, args))
         bound.update(kwargs)
+        a = self.fn.args
+        if a.vararg is not None:  # `def launch(*args)`: what the positional names leave over
+            bound[a.vararg.arg] = tuple(args[len(a.posonlyargs) + len(a.args):])
+        if a.kwarg is not None:  # `def __init__(self, **kw)`: the keywords no parameter names
+            bound[a.kwarg.arg] = {k: v for k, v in kwargs.items() if k not in names}
         if isinstance(self.fn, ast.Lambda):
             outer = self.closure.values if self.closure else {}
             return replay.eval(self.fn.body, Frame(self.fn, values={**outer, **bound}))

@@ -151,7 +151,7 @@ def torch_build(name: str) -> Any:
 
 
 TRITON_FUNCTIONS = {"next_power_of_2": _next_power_of_2, "cdiv": _cdiv}
-MODULES = ("triton", "tl", "torch", "math", "triton.language", "bisect", "itertools", "contextvars")
+MODULES = ("triton", "tl", "torch", "math", "triton.language", "bisect", "itertools", "contextvars", "sys")
 BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
     ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
@@ -254,3 +254,12 @@ class Dotted:
     """A module or a known function, by its dotted name as written (`triton.next_power_of_2`)."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class ModuleGlobals:
+    """The file's own namespace, as `globals()` or `sys.modules[__name__]` gives it: its names
+    read as if written out (`globals().get("BLOCK", 128)` reads `BLOCK = 64`)."""
+
+
+THIS_MODULE = "<the problem's module>"  # `__name__`, as the file's own code sees it
