@@ -30,6 +30,16 @@ def test_introspection_is_refused_by_name():
     assert introspection("import torch\nimport triton\ny = torch.empty(3).view(3)\n") is None
 
 
+def test_reading_a_module_global_by_a_written_name_is_not_introspection():
+    # `globals().get("ROW_BLOCK", 128)` is how scripts let an optional module constant win (probe
+    # round 20): every candidate of such a file was refused. Any other use stays refused.
+    assert introspection("b = globals().get('ROW_BLOCK', 128)\nw = globals()['ROW_WARPS']\n") is None
+    assert introspection("g = globals()\n") == "calls globals()"
+    assert introspection("b = globals()['__builtins__']\n") == "calls globals()"
+    assert introspection("name = 'x'\nb = globals().get(name)\n") == "calls globals()"
+    assert introspection("globals()['BLOCK'] = 1\n") == "calls globals()"
+
+
 def test_torch_ops_separates_glue_from_compute():
     ops = TorchOps(LaunchCounter(), None)
     x = torch.randn(16)

@@ -66,6 +66,26 @@ def _operator_misuse(tree: ast.AST) -> str | None:
     return None
 
 
+def _named_global_reads(tree: ast.AST) -> set[int]:
+    """`globals()` in `globals().get("BLOCK", 128)` or `globals()["BLOCK"]`: a read of one of the
+    module's own names, written as a constant (not a dunder), which is no more than naming it."""
+    def named(key: ast.expr) -> bool:
+        return isinstance(key, ast.Constant) and isinstance(key.value, str) and not key.value.startswith("__")
+
+    def own(call: ast.expr) -> bool:
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "globals" \
+            and not call.args and not call.keywords
+
+    out: set[int] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and own(n.value) and named(n.slice):
+            out.add(id(n.value.func))  # type: ignore[attr-defined]
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" \
+                and own(n.func.value) and n.args and named(n.args[0]):
+            out.add(id(n.func.value.func))  # type: ignore[attr-defined]
+    return out
+
+
 def _only_allowed(node: ast.ImportFrom) -> bool:
     return all(f"{node.module}.{a.name}" in ALLOWED for a in node.names)
 
@@ -86,6 +106,7 @@ def introspection(source: str) -> str | None:
     own = {tuple(op.split("::")) for op in defined_ops(tree)}  # torch.ops.<ns>.<name> of its own operators
     allowed = {id(inner) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
                and (dotted_name(n) in ALLOWED or _own_op(dotted_name(n), own)) for inner in _inner(n)}
+    allowed |= _named_global_reads(tree)
     for node in ast.walk(tree):
         if id(node) in allowed:
             continue  # `torch.library` inside `torch.library.triton_op`
