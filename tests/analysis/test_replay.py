@@ -596,6 +596,8 @@ def triton_pow2(n: int) -> int:
      '{"max_n": 4096, "BLOCK": 512, "num_warps": 2},'),
     ("post_init_dataclass.py", "_rms_scale_kernel.BLOCK", 64,  # field(init=False) set by __post_init__
      "max_block: int = 64"),
+    ("closure_launcher_factory.py", "_exp2_kernel.BLOCK", 1024,  # _run = _make_launcher(block=256), a closure
+     "_launch_exp2 = _make_launcher(block=1024, num_warps=2)"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

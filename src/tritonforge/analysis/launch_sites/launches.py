@@ -70,7 +70,7 @@ def collect_launches(module: SourceModule, scope: Scope, runtime: Runtime | None
         for c in callees:
             if c.label not in scope.chain:  # recursion: each helper once per chain
                 yield from collect_launches(module, Scope(c.fn, _bound(c, call, scope), scope.chain + (c.label,),
-                                                          c.owner, c.instance), runtime)
+                                                          c.owner, c.instance, c.closure), runtime)
         for c in [] if callees or seen else _backwards(module, call, calls):
             if c.label not in scope.chain:  # gradients are tensors of the run: nothing is bound
                 yield from collect_launches(module, Scope(c.fn, {}, scope.chain + (c.label,), c.owner), runtime)
@@ -212,6 +212,7 @@ class _Callee:
     owner: str | None = None
     instance: Made | None = None
     partial: tuple[ast.Call, Scope] | None = None  # `functools.partial(fn, ...)` the call goes through
+    closure: Scope | None = None  # the enclosing function's scope, for a def a factory returns
 
 
 def _bound(callee: _Callee, call: ast.Call, scope: Scope) -> dict[str, tuple[ast.expr, Scope]]:
@@ -234,7 +235,7 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
     op = _library_op(module, f)
     if op is not None:
         return _Callee(module.functions[op], op)
-    partial = _partial_of(module, f, scope)
+    partial = _partial_of(module, f, scope) or _closure_of(module, f, scope)
     if partial is not None:
         return partial
     if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call) and last_name(f.value.func) == "super" \
@@ -272,6 +273,27 @@ def _library_op(module: SourceModule, f: ast.expr) -> str | None:
     return next((name for name, fn in module.functions.items() for d in fn.decorator_list
                  if isinstance(d, ast.Call) and last_name(d.func) in ("custom_op", "triton_op") and d.args
                  and isinstance(d.args[0], ast.Constant) and d.args[0].value == qualified), None)
+
+
+def _closure_of(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
+    """`_run(x, out)` where `_run = _make_launcher(block=256)` and the factory returns a def of
+    its own body: that def, its free names read in the factory as that call made it."""
+    if not isinstance(f, ast.Name):
+        return None
+    bind, where, _ = module.definition(f.id, scope)
+    made = bind.value if bind is not None and bind.exact else None
+    if not (isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and made.func.id in module.functions
+            and made.func.id not in module.kernels and not any(isinstance(a, ast.Starred) for a in made.args)):
+        return None
+    factory = module.functions[made.func.id]
+    returns = {r.value.id for r in walk_local(factory) if isinstance(r, ast.Return) and isinstance(r.value, ast.Name)}
+    inner = [n for n in factory.body if isinstance(n, ast.FunctionDef) and n.name in returns]
+    if len(inner) != 1 or len(returns) != 1 or any(isinstance(r, ast.Return) and not isinstance(r.value, ast.Name)
+                                                   for r in walk_local(factory)):
+        return None
+    outer = Scope(factory, {k: (v, where) for k, v in bind_call(factory, made).items()},
+                  where.chain + (factory.name,))
+    return _Callee(inner[0], f"{factory.name}.{inner[0].name}", closure=outer)
 
 
 def _partial_of(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:

@@ -25,6 +25,7 @@ class Scope:
     chain: tuple[str, ...]  # functions from the entry down to this one ("Cls.forward" for a method)
     owner: str | None = None  # the class whose method `fn` is
     instance: "Made | None" = None  # the `Cls(...)` call that made `self`, if known
+    closure: "Scope | None" = None  # a nested def's enclosing call (`_run = _make_launcher(256)`)
 
     @property
     def is_entry(self) -> bool:
@@ -150,6 +151,8 @@ class SourceModule:
                 return binds[0], scope, ""
             if name in {p.arg for p in params_of(scope.fn)} or name == getattr(scope.fn.args.kwarg, "arg", None):
                 return self._parameter(name, scope)
+            if scope.closure is not None:  # a free name of a nested def: its enclosing function's
+                return self.definition(name, scope.closure)
         binds = self.top.get(name)
         if not binds:
             return None, scope, f"{name} is not defined in this file"
