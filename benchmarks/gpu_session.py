@@ -30,6 +30,8 @@ EXAMPLES = ["vector_add", "matmul", "softmax", "rmsnorm", "silu_mul", "col_sum"]
 CORPUS = sorted(p.stem for p in (ROOT / "benchmarks" / "corpus").glob("*.py"))
 # Where tile_order, persistent_grid and split_k were (or should be) the best.
 LAUNCH_ONLY = ["examples/matmul.py", "benchmarks/corpus/scale_shift_module.py", "examples/col_sum.py"]
+STYLES_S20 = ["mapping_subclass_cfg", "globals_get_block", "module_getattr_dtype", "post_init_dataclass",
+              "closure_launcher_factory"]
 BOTTLENECKS = ["mem_peak", "mem_strided", "occupancy_regs", "spills", "tiny_grid", "matmul_tc"]
 
 
@@ -71,6 +73,10 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
     for name in CORPUS:
         s.append((f"corpus_{name}", [*TF, "optimize", f"benchmarks/corpus/{name}.py", "--out", str(runs / name), *cap],
                   run_s))
+    # Styles reached for the first time in the interpreter (issue 11, probe round 20), a minute each on the GPU.
+    for name in STYLES_S20:
+        s.append((f"style_{name}", [*TF, "optimize", f"tests/fixtures/problems/styles/{name}.py", "--minutes", "1",
+                                    "--out", str(runs / name)], 90))
     s.append(("corpus_ratios", [PY, "benchmarks/corpus_ratios.py", str(runs), str(out / "corpus_ratios.json")], 90))
     # The newest recorded best of every corpus problem against copy bandwidth and torch.matmul (issue 11).
     s.append(("corpus_ratios_recorded", [PY, "benchmarks/corpus_ratios.py", "--recorded",
