@@ -31,7 +31,7 @@ CORPUS = sorted(p.stem for p in (ROOT / "benchmarks" / "corpus").glob("*.py"))
 # Where tile_order, persistent_grid and split_k were (or should be) the best.
 LAUNCH_ONLY = ["examples/matmul.py", "benchmarks/corpus/scale_shift_module.py", "examples/col_sum.py"]
 STYLES_S20 = ["mapping_subclass_cfg", "globals_get_block", "module_getattr_dtype", "post_init_dataclass",
-              "closure_launcher_factory"]
+              "closure_launcher_factory", "launcher_two_callers"]
 BOTTLENECKS = ["mem_peak", "mem_strided", "occupancy_regs", "spills", "tiny_grid", "matmul_tc"]
 
 

@@ -609,6 +609,22 @@ def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_met
     assert received(write(tmp_path, name, out))[tid.split(".")[1]] == target
 
 
+def test_a_launcher_called_from_two_lines_gives_each_call_its_own_values(tmp_path):
+    # Two calls of one launcher helper reach the same launch line (a decode and a prefill
+    # path). Matched by that line alone, both cases' launches went to the first call, whose
+    # values then disagreed with them ("set elsewhere at run time"), and the second ran on
+    # "no case": nothing moved. The capture now keeps the file's call lines of each launch.
+    path = STYLES / "launcher_two_callers.py"
+    space, _ = captured_space(path)
+    decode, prefill = space.get("_gelu_and_mul_kernel.BLOCK_SIZE"), space.get("_gelu_and_mul_kernel.BLOCK_SIZE#2")
+    assert decode.free and prefill.free and (decode.current, prefill.current) == (64, 256)
+    assert space.get("_gelu_and_mul_kernel.num_warps#2").free
+    out = apply_assignment(space, {"_gelu_and_mul_kernel.BLOCK_SIZE#2": 1024})
+    assert changed_lines(path.read_text(), out) == ["return _launch(x, out, 1024, 4)"]
+    moved = write(tmp_path, path.name, out)
+    assert received(moved)["BLOCK_SIZE"] == 1024 and received(moved, 0)["BLOCK_SIZE"] == 64
+
+
 def test_a_value_the_launch_did_not_receive_is_not_taken_from_the_line_that_seems_to_give_it():
     # Probe round 16: `_BLOCK_SIZE = 1024` and `_NUM_WARPS = 8`, then `set_block_size(64,
     # num_warps=1)` at import through `global`: every edit of lines 10-11 changed nothing that
@@ -829,7 +845,7 @@ def test_launches_without_lines_are_matched_in_call_order():
     # called elsewhere): that kernel's launches stay matched in call order.
     records = capture(STYLES / "chunk_loop_tail.py")
     runtime = Runtime.from_records(records)
-    sites = [("_rms_scale_kernel", 33), ("_rms_scale_kernel", 36)]
+    sites = [("_rms_scale_kernel", 33, ()), ("_rms_scale_kernel", 36, ())]
     assert runtime.at_sites(sites).lines == {"_rms_scale_kernel": (33, 36)}
     case = list(records)[-1]
     assert runtime.at_sites(sites).launch(case, "_rms_scale_kernel", 1).values["BLOCK"] == 128

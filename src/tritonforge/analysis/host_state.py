@@ -64,6 +64,13 @@ def launch_origin(source_file: str | None) -> tuple[int | None, int | None, str 
     return frame.f_lineno, col, frame.f_code.co_name
 
 
+def call_lines(source_file: str | None) -> tuple[int, ...]:
+    """The line each of `source_file`'s frames on the stack is at, outermost first: the path
+    through the file's functions to the launch (a launcher helper called from two lines of the
+    entry is told apart by it)."""
+    return tuple(frame.f_lineno for frame in _frames_of(source_file))[::-1]
+
+
 def _frames_of(source_file: str | None) -> Iterator[FrameType]:
     frame = sys._getframe(1) if source_file else None
     while frame is not None:

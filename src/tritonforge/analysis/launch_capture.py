@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tritonforge import triton_hooks
-from tritonforge.analysis.host_state import cuda_stand_ins, host_frames, launch_origin
+from tritonforge.analysis.host_state import call_lines, cuda_stand_ins, host_frames, launch_origin
 
 # Options every launch has; other keyword options (maxnreg, debug, ...) go to `options`.
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
@@ -113,6 +113,7 @@ class LaunchRecord:
     line: int | None = None  # the source file's line that made the launch (analysis.host_state)
     col: int | None = None  # the column of the call on that line
     caller: str | None = None  # the function of the source file that line is in
+    calls: tuple[int, ...] = ()  # the lines of the source file's frames, outermost first (host_state.call_lines)
     grid_callable: bool = False  # the grid was a function of the launch's meta-parameters
     # The JITFunction (or InterpretedFunction): needed to compile, never serialized.
     kernel: Any = field(default=None, repr=False, compare=False)
@@ -142,7 +143,8 @@ class LaunchRecord:
             "options": dict(self.options), "interpreted": self.interpreted,
             "autotune_config_index": self.autotune_config_index,
             "autotune_configs": self.autotune_configs, "source_file": self.source_file,
-            "frames": self.frames, "line": self.line, "col": self.col, "caller": self.caller, "grid_callable": self.grid_callable,
+            "frames": self.frames, "line": self.line, "col": self.col, "caller": self.caller,
+            "calls": list(self.calls), "grid_callable": self.grid_callable,
         }
 
     @classmethod
@@ -155,7 +157,7 @@ class LaunchRecord:
                    autotune_config_index=data.get("autotune_config_index"),
                    autotune_configs=data.get("autotune_configs"), source_file=data.get("source_file"),
                    frames=dict(data.get("frames") or {}), line=data.get("line"), col=data.get("col"), caller=data.get("caller"),
-                   grid_callable=bool(data.get("grid_callable")), kernel=kernel)
+                   calls=tuple(data.get("calls") or ()), grid_callable=bool(data.get("grid_callable")), kernel=kernel)
 
 
 # --- specialization, as triton/runtime/jit.py does it -----------------------------------
@@ -343,7 +345,7 @@ def _make_record(kernel: Any, args: tuple, kwargs: dict[str, Any], native: Calla
         args=[_arg_record(n, v, flags[n], native) for n, v in meta.items()],
         options=options, interpreted=not hasattr(kernel, "params") and hasattr(kernel, "rewrite"),
         source_file=source_file, frames=host_frames(source_file), line=line, col=col, caller=caller,
-        grid_callable=callable(kwargs.get("grid")), kernel=kernel, **launch,
+        calls=call_lines(source_file), grid_callable=callable(kwargs.get("grid")), kernel=kernel, **launch,
     )
 
 

@@ -70,10 +70,12 @@ def collect_launches(module: SourceModule, scope: Scope, runtime: Runtime | None
         for c in callees:
             if c.label not in scope.chain:  # recursion: each helper once per chain
                 yield from collect_launches(module, Scope(c.fn, _bound(c, call, scope), scope.chain + (c.label,),
-                                                          c.owner, c.instance, c.closure), runtime)
+                                                          c.owner, c.instance, c.closure,
+                                                          scope.calls + (call.lineno,)), runtime)
         for c in [] if callees or seen else _backwards(module, call, calls):
             if c.label not in scope.chain:  # gradients are tensors of the run: nothing is bound
-                yield from collect_launches(module, Scope(c.fn, {}, scope.chain + (c.label,), c.owner), runtime)
+                yield from collect_launches(module, Scope(c.fn, {}, scope.chain + (c.label,), c.owner,
+                                                          calls=scope.calls + (call.lineno,)), runtime)
 
 
 _GRADIENT_CALLS = ("torch.autograd.backward", "torch.autograd.grad", "autograd.backward", "autograd.grad")

@@ -26,6 +26,7 @@ class Scope:
     owner: str | None = None  # the class whose method `fn` is
     instance: "Made | None" = None  # the `Cls(...)` call that made `self`, if known
     closure: "Scope | None" = None  # a nested def's enclosing call (`_run = _make_launcher(256)`)
+    calls: tuple[int, ...] = ()  # the lines of the calls from the entry down to this function
 
     @property
     def is_entry(self) -> bool:

@@ -40,6 +40,7 @@ class CapturedLaunch:
     col: int | None = None  # the column of the call on that line
     caller: str | None = None  # the function of the file that line is in
     grid_callable: bool = False  # its grid was a function of the meta-parameters
+    calls: tuple[int, ...] = ()  # the lines of the file's frames on the stack, outermost first
 
     @staticmethod
     def from_record(data: dict[str, Any]) -> "CapturedLaunch":
@@ -58,7 +59,8 @@ class CapturedLaunch:
         frames = {fn: {k: runtime_value(v) for k, v in local.items()}
                   for fn, local in (data.get("frames") or {}).items()}
         return CapturedLaunch(data["kernel_name"], values, args, frames, data.get("autotune_configs"), data.get("line"),
-                              data.get("col"), data.get("caller"), bool(data.get("grid_callable")))
+                              data.get("col"), data.get("caller"), bool(data.get("grid_callable")),
+                              tuple(data.get("calls") or ()))
 
 
 @dataclass
@@ -70,6 +72,7 @@ class Runtime:
     source_key: str = ""  # the file the launches were captured from: only its values are checked
     passed: int | None = None  # how many arguments every case passes the entry (None: not known)
     lines: dict[str, tuple[int, ...]] = field(default_factory=dict)  # kernel -> its sites' lines (at_sites)
+    paths: dict[str, tuple[tuple[int, ...], ...]] = field(default_factory=dict)  # kernel -> its sites' call lines
 
     @staticmethod
     def from_records(records: dict[str, list[dict[str, Any]]], dominant: str | None = None,
@@ -78,19 +81,23 @@ class Runtime:
         return Runtime(cases, dominant if dominant in cases else (list(cases)[-1] if cases else ""), source_key,
                        passed)
 
-    def at_sites(self, sites: list[tuple[str, int]]) -> "Runtime":
-        """This runtime with launches matched to the file's launch sites, (kernel, line) in
-        discovery order, by the line that made them: a site in a branch no case takes, or after
-        a loop of launches, gets its own launches, not the next in call order. A kernel some
-        launch of which came from no site's line (a launcher called through a partial, a
-        capture without lines) stays matched in call order."""
+    def at_sites(self, sites: list[tuple[str, int, tuple[int, ...]]]) -> "Runtime":
+        """This runtime with launches matched to the file's launch sites, (kernel, line, the
+        lines of the calls from the entry to it) in discovery order, by the line that made them:
+        a site in a branch no case takes, or after a loop of launches, gets its own launches,
+        not the next in call order; sites sharing a line (a launcher helper called from two
+        lines of the entry) by the calls on the stack too. A kernel some launch of which came
+        from no site's line (a launcher called through a partial, a capture without lines)
+        stays matched in call order."""
         lines: dict[str, list[int]] = {}
-        for kernel, line in sites:
+        paths: dict[str, list[tuple[int, ...]]] = {}
+        for kernel, line, calls in sites:
             lines.setdefault(kernel, []).append(line)
+            paths.setdefault(kernel, []).append(calls)
         made = [launch for launches in self.cases.values() for launch in launches]
         kept = {k: tuple(v) for k, v in lines.items()
                 if all(launch.line in v for launch in made if launch.kernel == k)}
-        return dataclasses.replace(self, lines=kept)
+        return dataclasses.replace(self, lines=kept, paths={k: tuple(paths[k]) for k in kept})
 
     def frames_at(self, case: str, launch: CapturedLaunch) -> dict[str, dict[str, Any]]:
         """The host locals at `launch`, and those of functions no longer on the stack as the
@@ -119,8 +126,22 @@ class Runtime:
         lines = self.lines.get(kernel, ())
         if occurrence < len(lines):
             line = lines[occurrence]
-            same, occurrence = [launch for launch in same if launch.line == line], lines[:occurrence].count(line)
+            same = [launch for launch in same if launch.line == line]
+            paths = self.paths.get(kernel, ())
+            if lines.count(line) > 1 and len(paths) == len(lines) and all(launch.calls for launch in same):
+                path = paths[occurrence]
+                same = [launch for launch in same if _on_path(path, launch.calls[:-1])]
+                occurrence = [p for ln, p in zip(lines[:occurrence], paths) if ln == line].count(path)
+            else:
+                occurrence = lines[:occurrence].count(line)
         return same[occurrence] if occurrence < len(same) else None
+
+
+def _on_path(calls: tuple[int, ...], stack: tuple[int, ...]) -> bool:
+    """Whether a site's call lines appear, in order, among a launch's stack lines (frames of the
+    file the reading does not follow, a decorator's wrapper, may come between)."""
+    rest = iter(stack)
+    return all(line in rest for line in calls)
 
 
 @dataclass

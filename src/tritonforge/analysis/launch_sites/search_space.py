@@ -144,7 +144,7 @@ def _discover(source: str, entry: str, runtime: Runtime | None, module: SourceMo
     verify = runtime is not None and runtime.source_key in ("", source_key(source))
     launches = list(collect_launches(module, scope, runtime if verify else None))
     if runtime is not None and verify:
-        runtime = runtime.at_sites([(launch.facts.name, launch.call.lineno) for launch in launches])
+        runtime = runtime.at_sites([(launch.facts.name, launch.call.lineno, launch.scope.calls) for launch in launches])
     return build_sites(module, launches, runtime, verify), runtime
 
 
