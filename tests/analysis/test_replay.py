@@ -598,6 +598,11 @@ def triton_pow2(n: int) -> int:
      "max_block: int = 64"),
     ("closure_launcher_factory.py", "_exp2_kernel.BLOCK", 1024,  # _run = _make_launcher(block=256), a closure
      "_launch_exp2 = _make_launcher(block=1024, num_warps=2)"),
+    # Probe round 21.
+    ("flaggems_runtime_heuristics.py", "max_kernel.BLOCK_M", 16,  # @triton.heuristics(runtime.get_heuristic_config("max"))
+     'return 16 if args["M"] < 4096 else 8'),
+    ("class_kernel_named_forward.py", "forward.BLOCK", 256,  # a class-body kernel named like autograd's forward
+     "_DoubleKernel.forward[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)"),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.
@@ -623,6 +628,30 @@ def test_a_launcher_called_from_two_lines_gives_each_call_its_own_values(tmp_pat
     assert changed_lines(path.read_text(), out) == ["return _launch(x, out, 1024, 4)"]
     moved = write(tmp_path, path.name, out)
     assert received(moved)["BLOCK_SIZE"] == 1024 and received(moved, 0)["BLOCK_SIZE"] == 64
+
+
+def test_a_dtype_compared_with_is_takes_its_branch(tmp_path):
+    # vLLM's `if q.dtype is torch.float32: BLOCK = BLOCK // 2` (probe round 21): `is` was known
+    # only against None, so BLOCK was "assigned 2 times ... no integer literal decides it".
+    # Captured as on a CPU (no GPU stand-ins), as the tool captures here.
+    path = STYLES / "vllm_platform_block.py"
+    space, _ = captured_space(path, stand_ins=False)
+    block = space.get("_fwd_scale_kernel.BLOCK")
+    assert block.free and block.current == 32
+    out = apply_assignment(space, {"_fwd_scale_kernel.BLOCK": 16})
+    assert changed_lines(path.read_text(), out) == ["BLOCK = 128 if current_platform.has_device_capability(80) else 32"]
+    moved = write(tmp_path, path.name, out)
+    launch = list(capture(moved, stand_ins=False).values())[-1][-1]
+    assert {a["name"]: a["value"] for a in launch["args"] if a["kind"] == "constexpr"}["BLOCK"] == 16
+
+
+def test_the_base_of_a_power_and_a_written_index_are_not_knobs():
+    # bitsandbytes' `P2 = int(2 ** (math.ceil(math.log2(x.shape[1]))))` (probe round 21): P2 was
+    # free on the literals 2 (the base) and 1 (the shape's index), and a move to 65536 wrote
+    # `4 ** ...`, giving one case P2 = 1048576. P2 is a function of the shape alone.
+    space, _ = captured_space(STYLES / "bnb_rowwise_p2.py")
+    p2 = space.get("_quantize_rowwise.P2")
+    assert not p2.free and "no integer literal decides it" in p2.why
 
 
 def test_a_value_the_launch_did_not_receive_is_not_taken_from_the_line_that_seems_to_give_it():

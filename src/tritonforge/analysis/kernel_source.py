@@ -157,6 +157,57 @@ def _class_method(defs: dict[str, ast.stmt], cls: str, name: str) -> EntryFuncti
     return EntryFunction(method, 1 if is_classmethod(method) else 0, cls)
 
 
+def _returned(tree: ast.Module, call: ast.Call) -> ast.expr | None:
+    """What a call of a helper of the file, or of a method of a module-level instance, returns
+    where its body is one `return`: its parameters (and the instance's attributes `__init__`
+    sets from its own) replaced by what the calls pass (`get_config("max")` ->
+    `CONFIGS["max"]`). Parts with nothing to replace are the file's own nodes."""
+    defs: dict[str, ast.stmt] = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    f, fn, made = call.func, None, None
+    if isinstance(f, ast.Name) and isinstance(defs.get(f.id), ast.FunctionDef):
+        fn = defs[f.id]
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+        made = _assigned_once(tree, f.value.id)
+        cls = defs.get(made.func.id) if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) else None
+        fn = _method_of(defs, cls.name, f.attr) if isinstance(cls, ast.ClassDef) else None
+    if fn is None:
+        return None
+    returned = _one_return(fn)
+    init = _method_of(defs, made.func.id, "__init__") if made is not None else None  # type: ignore[union-attr]
+    own = _substitution(fn, call, skip=1 if made is not None else 0)
+    if made is not None and init is not None:
+        given = _substitution(init, made, skip=1)  # `self.heuristics = heuristics` of `_Runtime(HEURISTICS)`
+        own.update({f"self.{t.attr}": _replaced(n.value, given) for n in init.body if isinstance(n, ast.Assign)
+                    for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                    and t.value.id == "self"})
+    return _replaced(returned, own) if returned is not None else None
+
+
+def _one_return(fn: ast.FunctionDef) -> ast.expr | None:
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+
+
+def _substitution(fn: ast.FunctionDef, call: ast.Call, skip: int) -> dict[str, ast.expr]:
+    names = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]][skip:]
+    out = {name: arg for name, arg in zip(names, call.args) if not isinstance(arg, ast.Starred)}
+    out.update({k.arg: k.value for k in call.keywords if k.arg})
+    return out
+
+
+def _replaced(node: ast.expr | None, names: dict[str, ast.expr]) -> ast.expr | None:
+    """`node` with the names (and `self.X`) of `names` replaced, through subscripts."""
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and f"{node.value.id}.{node.attr}" in names:
+        return names[f"{node.value.id}.{node.attr}"]
+    if isinstance(node, ast.Subscript):
+        value, key = _replaced(node.value, names), _replaced(node.slice, names)
+        if value is not node.value or key is not node.slice:
+            return ast.Subscript(value, key, ast.Load())
+    return node
+
+
 def _method_of(defs: dict[str, ast.stmt], cls: str, name: str) -> ast.FunctionDef | None:
     """`name` defined in class `cls` of the file or in a class of the file it inherits from."""
     classes = {n: c for n, c in defs.items() if isinstance(c, ast.ClassDef)}
@@ -314,6 +365,8 @@ class KernelSource:
             entry = next((v for k, v in zip(table.keys, table.values) if isinstance(k, ast.Constant)
                           and k.value == node.slice.value), None) if table is not None else None
             return self._dict_literal(entry, depth + 1)
+        if isinstance(node, ast.Call):  # FlagGems' `runtime.get_heuristic_config("max")`
+            return self._dict_literal(_returned(self.tree, node), depth + 1)
         return None
 
     def jit_calls(self) -> dict[str, Kernel]:

@@ -121,7 +121,11 @@ class Replay(TableReplay):
         if isinstance(node, ast.Attribute):
             return self._attribute(node, frame)
         if isinstance(node, ast.BinOp):
-            return self._apply(BINOPS.get(type(node.op)), self.eval(node.left, frame), self.eval(node.right, frame))
+            read = len(self.reads)
+            left = self.eval(node.left, frame)
+            if isinstance(node.op, ast.Pow) and isinstance(node.left, ast.Constant):
+                del self.reads[read:]  # the 2 of `2 ** ceil(log2(n))`: a power of two, not a knob
+            return self._apply(BINOPS.get(type(node.op)), left, self.eval(node.right, frame))
         if isinstance(node, ast.UnaryOp):
             v = self.eval(node.operand, frame)
             if v is UNKNOWN:
@@ -324,6 +328,8 @@ class Replay(TableReplay):
         if isinstance(base, dict):
             return self.force(next((v for k, v in base.items() if same_key(k, key)), UNKNOWN))
         if isinstance(base, tuple) and isinstance(key, int) and not isinstance(key, bool):
+            if isinstance(node.slice, (ast.Constant, ast.UnaryOp)):
+                del self.reads[read:]  # `x.shape[1]`, `cfg[0]`: which item, written out, not a knob
             return base[key]
         if isinstance(base, Instance) and (method := base.cls.method("__getitem__")) is not None:
             self.reads.extend(base.made_reads)  # a Mapping subclass (kernl's config objects)

@@ -157,11 +157,16 @@ BINOPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Div: operator.truediv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
     ast.RShift: operator.rshift, ast.BitOr: operator.or_, ast.BitAnd: operator.and_, ast.BitXor: operator.xor,
 }
+def _torch_names(a: Any, b: Any) -> bool:
+    """Both are torch's singletons by name (`x.dtype is torch.float32`), where `is` is `==`."""
+    return isinstance(a, str) and isinstance(b, str) and a.startswith("torch.") and b.startswith("torch.")
+
+
 COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
     ast.NotEq: operator.ne, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
-    ast.Is: lambda a, b: a is b if a is None or b is None else UNKNOWN,
-    ast.IsNot: lambda a, b: a is not b if a is None or b is None else UNKNOWN,
+    ast.Is: lambda a, b: a is b if a is None or b is None else a == b if _torch_names(a, b) else UNKNOWN,
+    ast.IsNot: lambda a, b: a is not b if a is None or b is None else a != b if _torch_names(a, b) else UNKNOWN,
 }
 
 

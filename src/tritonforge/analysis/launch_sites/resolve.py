@@ -77,17 +77,23 @@ class SourceModule:
         self._triton = {n: k for n, k in reader.kernels.items() if self.functions.get(n) is k.fn}
         # A kernel in a class body (`@staticmethod @triton.jit def _kernel`), launched as
         # `self._kernel[grid]` or `Cls._kernel[grid]`, keyed by its name as the launch capture
-        # is: only where no other function of the file has that name.
+        # is: only where no other kernel or top-level function of the file has that name (a
+        # method may: trident names its kernels `forward` beside autograd Functions' `forward`).
         self.kernel_class: dict[str, str] = {}
         # `_kernel = triton.jit(_body)`: the bound name -> the kernel, named `_body` as it runs.
         called = reader.jit_calls()
         self.jit_alias = {alias: k.name for alias, k in called.items()}
         self._triton.update({k.name: k for k in called.values()})
         defs = Counter(n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef))
+        kernel_defs = Counter(n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef)
+                              and any(last_name(d.func if isinstance(d, ast.Call) else d) in ("jit", "autotune",
+                                                                                              "heuristics")
+                                      for d in n.decorator_list))
+        top = set(self.functions)
         for cls in self.classes.values():
             for n in cls.body:
                 k = reader.kernels.get(n.name) if isinstance(n, ast.FunctionDef) else None
-                if k is not None and k.fn is n and defs[n.name] == 1:
+                if k is not None and k.fn is n and kernel_defs[n.name] == 1 and n.name not in top:
                     self.kernel_class[n.name] = cls.name
                     self.functions[n.name] = n
                     self._triton[n.name] = k
