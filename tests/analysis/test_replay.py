@@ -257,6 +257,22 @@ def test_autotune_configs_built_by_code_are_written_out_as_they_ran(tmp_path):
     assert [launch["autotune_configs"][1]["kwargs"] for launch in launches][0] == {"BLOCK_M": 1, "BLOCK_N": 128}
 
 
+def test_autotune_through_a_helper_returning_triton_autotune_is_edited(tmp_path):
+    # trident's `@util.autotune(softmax_configs(), ["x_size"])`, `util` a namespace holding a
+    # helper that returns `triton.autotune(configs, key, ...)` (probe round 21): the kernel was
+    # not taken as autotuned, its block read "not passed", and a num_warps move inserted at the
+    # launch changed nothing the config did not override.
+    path = STYLES / "trident_mangled_forward.py"
+    space, _ = captured_space(path, stand_ins=False)
+    configs = space.get("forward.autotune_configs")
+    assert configs.free and configs.current
+    pinned = configs.current[0].with_values(x_block_size=512)
+    out = apply_assignment(space, {"forward.autotune_configs": (pinned,)})
+    assert '], ["x_size"])' in out and "@util.autotune(softmax_configs()" not in out
+    launches = list(capture(write(tmp_path, path.name, out), stand_ins=False).values())[-1]
+    assert {next(a["value"] for a in launch["args"] if a["name"] == "x_block_size") for launch in launches} == {512}
+
+
 def test_a_launch_wrapped_for_torch_compile_is_found_and_its_grid_follows(tmp_path):
     path = STYLES / "triton_op_add.py"
     space, _ = captured_space(path)

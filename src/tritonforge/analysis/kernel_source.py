@@ -170,6 +170,10 @@ def _returned(tree: ast.Module, call: ast.Call) -> ast.expr | None:
         made = _assigned_once(tree, f.value.id)
         cls = defs.get(made.func.id) if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) else None
         fn = _method_of(defs, cls.name, f.attr) if isinstance(cls, ast.ClassDef) else None
+        held = next((k.value for k in made.keywords if k.arg == f.attr), None) \
+            if isinstance(made, ast.Call) and last_name(made.func) == "SimpleNamespace" else None
+        if isinstance(held, ast.Name) and isinstance(defs.get(held.id), ast.FunctionDef):
+            fn, made = defs[held.id], None  # trident's `util = SimpleNamespace(autotune=_autotune)`
     if fn is None:
         return None
     returned = _one_return(fn)
@@ -189,9 +193,14 @@ def _one_return(fn: ast.FunctionDef) -> ast.expr | None:
 
 
 def _substitution(fn: ast.FunctionDef, call: ast.Call, skip: int) -> dict[str, ast.expr]:
-    names = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]][skip:]
-    out = {name: arg for name, arg in zip(names, call.args) if not isinstance(arg, ast.Starred)}
-    out.update({k.arg: k.value for k in call.keywords if k.arg})
+    """Each parameter and the argument the call passes; a `**kwargs` parameter as a dict
+    display of the keywords no parameter takes."""
+    names = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
+    out = {name: arg for name, arg in zip(names[skip:], call.args) if not isinstance(arg, ast.Starred)}
+    out.update({k.arg: k.value for k in call.keywords if k.arg in names})
+    if fn.args.kwarg is not None:
+        rest = [k for k in call.keywords if k.arg and k.arg not in names]
+        out[fn.args.kwarg.arg] = ast.Dict([ast.Constant(k.arg) for k in rest], [k.value for k in rest])
     return out
 
 
@@ -205,6 +214,16 @@ def _replaced(node: ast.expr | None, names: dict[str, ast.expr]) -> ast.expr | N
         value, key = _replaced(node.value, names), _replaced(node.slice, names)
         if value is not node.value or key is not node.slice:
             return ast.Subscript(value, key, ast.Load())
+    if isinstance(node, ast.Call):  # `return triton.autotune(configs=configs, key=key, **kwargs)`
+        args = [_replaced(a, names) for a in node.args]
+        keywords = []
+        for k in node.keywords:
+            spread = names.get(k.value.id) if k.arg is None and isinstance(k.value, ast.Name) else None
+            keywords += [ast.keyword(key.value, v) for key, v in zip(spread.keys, spread.values)] \
+                if isinstance(spread, ast.Dict) else [ast.keyword(k.arg, _replaced(k.value, names))]
+        if any(a is not b for a, b in zip(args, node.args)) or any(
+                a.value is not b.value for a, b in zip(keywords, node.keywords)) or len(keywords) != len(node.keywords):
+            return ast.copy_location(ast.Call(node.func, args, keywords), node)  # type: ignore[arg-type]
     return node
 
 
@@ -331,6 +350,9 @@ class KernelSource:
     def _kernel(self, fn: ast.FunctionDef) -> Kernel | None:
         by_kind: dict[str, list[ast.expr]] = {}
         for dec in fn.decorator_list:
+            made = _returned(self.tree, dec) if isinstance(dec, ast.Call) and not self.decorator_name(dec) else None
+            if isinstance(made, ast.Call) and self.decorator_name(made) == "triton.autotune":
+                dec = made  # `@_autotune(configs, key)` of a helper returning `triton.autotune(configs, key)`
             by_kind.setdefault(self.decorator_name(dec) or "", []).append(dec)
         if "triton.jit" not in by_kind:
             return None
