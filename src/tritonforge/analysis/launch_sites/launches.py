@@ -379,8 +379,9 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
     fn = module.functions[facts.name]
     defaults = defaults_of(fn)
     for c in facts.constexprs:
-        if c in facts.autotune_keys:
-            continue  # set by the decorator's configs
+        if c in facts.autotune_keys or facts.autotuned and c not in bound and c not in defaults \
+                and c not in facts.heuristics and not opaque:
+            continue  # set by the decorator's configs (configs built by code say so only when they run)
         if c in facts.heuristics and c not in bound:
             launch.uses.append(_heuristic_use(module, facts.name, c))
             continue
