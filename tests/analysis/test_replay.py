@@ -619,6 +619,8 @@ def triton_pow2(n: int) -> int:
      'return 16 if args["M"] < 4096 else 8'),
     ("class_kernel_named_forward.py", "forward.BLOCK", 256,  # a class-body kernel named like autograd's forward
      "_DoubleKernel.forward[(triton.cdiv(n, 256),)](x, out, n, BLOCK=256)"),
+    ("vllm_nearest_config.py", "_silu_kernel.BLOCK_SIZE", 1024,  # {int(k): v for k, v in _TUNED.items()}, nearest
+     '"64": {"BLOCK_SIZE": 1024, "num_warps": 2},'),
 ])
 def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_methods_move(tmp_path, name, tid, target, line):
     # Probe rounds 9 to 13: each was listed as "set at run time" or refused every move.

@@ -84,6 +84,7 @@ STYLES = FIXTURES / "problems" / "styles"
     ("globals_get_block.py", "ROW_"),  # globals().get("ROW_BLOCK", 128)
     ("closure_launcher_factory.py", "_launch_exp2 = _make_launcher("),  # a def a factory returns, made at import
     ("launcher_two_callers.py", "return _launch(x, out, "),  # one launcher called from two lines
+    ("vllm_nearest_config.py", '"64": {"BLOCK_SIZE": '),  # int-keyed by a dict comprehension, nearest key
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

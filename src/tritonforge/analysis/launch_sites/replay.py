@@ -147,6 +147,8 @@ class Replay(TableReplay):
             return self._subscript(node, frame)
         if isinstance(node, ast.ListComp):
             return self._comprehension(node, frame)
+        if isinstance(node, ast.DictComp):
+            return self._dict_comprehension(node, frame)
         if isinstance(node, ast.Call):
             return self._call(node, frame)
         if isinstance(node, ast.NamedExpr):
@@ -326,6 +328,8 @@ class Replay(TableReplay):
         if isinstance(base, ModuleGlobals) or base == Dotted("sys.modules") and key == THIS_MODULE:
             return self.global_named(key) if isinstance(base, ModuleGlobals) else ModuleGlobals()
         if isinstance(base, dict):
+            if isinstance(node.slice, ast.Constant):
+                del self.reads[read:]  # `configs[1024]`: which entry, written out, not a knob
             return self.force(next((v for k, v in base.items() if same_key(k, key)), UNKNOWN))
         if isinstance(base, tuple) and isinstance(key, int) and not isinstance(key, bool):
             if isinstance(node.slice, (ast.Constant, ast.UnaryOp)):
@@ -359,6 +363,8 @@ class Replay(TableReplay):
                 return self._replaced(owner, node, frame)
             if isinstance(owner, LazyDict) and func.attr in ("items", "keys", "values") and not node.args:
                 return owner.listing(func.attr)  # `for k, v in _TUNED.items()`
+            if isinstance(owner, dict) and func.attr in ("items", "keys", "values") and not node.args:
+                return tuple(getattr(owner, func.attr)())  # of a dict a comprehension made
             if isinstance(owner, ModuleGlobals) and func.attr == "get" and node.args and not node.keywords:
                 return self.global_named(self.eval(node.args[0], frame), *node.args[1:2], frame=frame)
             if isinstance(owner, (LazyDict, dict)) and func.attr == "get" and node.args:

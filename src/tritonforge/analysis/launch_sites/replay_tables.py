@@ -61,6 +61,15 @@ class TableReplay(StatementReplay):
                     break
         return tuple(out)
 
+    def _dict_comprehension(self, comp: ast.DictComp, frame: Frame) -> Any:
+        """`{int(key): val for key, val in _RAW.items()}` over a table the file writes, as a dict
+        (vLLM's tuned configs with their keys made integers)."""
+        pair = ast.Tuple([comp.key, comp.value], ast.Load())
+        pairs = self._comprehension(ast.GeneratorExp(pair, comp.generators), frame)
+        if pairs is UNKNOWN or any(k is UNKNOWN or not isinstance(k, (int, str)) for k, _ in pairs):
+            return UNKNOWN
+        return dict(pairs)
+
     def _extreme(self, node: ast.Call, made: str, frame: Frame) -> Any:
         """`min(configs, key=lambda c: c["BLOCK_SIZE"])`: the item whose key is least (greatest
         for max), the first of equals as Python picks it."""
