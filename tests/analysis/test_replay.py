@@ -83,6 +83,22 @@ def test_a_dict_lookup_reads_only_the_entry_it_selects():
     assert evaluate(source, "CFG['float16']['W']", None, {}) == (4, [4])
 
 
+def test_the_modules_own_names_by_string_and_a_class_given_args_read_where_used():
+    # Review of session 20: a name the module lacks is the default for .get, a KeyError (not
+    # None) for a subscript; `*args` of `__init__` are values, not unread bindings.
+    source = ("import sys\nBLOCK = 64\n"
+              "class Cfg:\n    def __init__(self, *sizes, **kw):\n        self.sizes = sizes\n        self.kw = kw\n"
+              "C = Cfg(16, 32, warps=4, stages=2)\n")
+    assert evaluate(source, "globals().get('BLOCK', 128)", None, {}) == (64, [64])
+    assert evaluate(source, "globals().get('NOPE', 128)", None, {}) == (128, [128])
+    assert evaluate(source, "globals().get('NOPE')", None, {})[0] is None
+    assert evaluate(source, "globals()['NOPE']", None, {})[0] is UNKNOWN
+    assert evaluate(source, "sys.modules[__name__].BLOCK", None, {}) == (64, [64])
+    assert evaluate(source, "C.sizes[1]", None, {}) == (32, [32])
+    assert evaluate(source, "C.kw['stages']", None, {}) == (2, [2])  # not the 4 of another keyword
+    assert evaluate(source, "max(C.kw.values())", None, {}) == (4, [4, 2])
+
+
 def test_an_if_chain_reads_its_tests_and_the_branch_taken():
     source = "def pick(n):\n    if n < 1000:\n        b = 32\n    elif n < 9000:\n        b = 64\n    else:\n        b = 128\n    return b\n"
     assert evaluate(source, "pick(5000)", None, {}) == (64, [5000, 1000, 9000, 64])

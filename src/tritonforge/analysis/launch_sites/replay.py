@@ -181,7 +181,8 @@ class Replay(TableReplay):
         if isinstance(base, TensorValue):
             return base.attr(node.attr)
         if isinstance(base, ModuleGlobals):  # `sys.modules[__name__].BLOCK`
-            return self.global_named(node.attr)
+            got = self.global_named(node.attr)
+            return UNKNOWN if got is MISSING else got
         if isinstance(base, LazyDict) and base.namespace:
             return base.get(node.attr)
         if isinstance(base, EnumClass):  # `Tile.LARGE`: an IntEnum's member is its value
@@ -325,8 +326,11 @@ class Replay(TableReplay):
             del self.reads[read:]  # `.split(".")[-1]`: which part of a name, not a tuning knob
         if isinstance(base, LazyDict):
             return base.get(key)
-        if isinstance(base, ModuleGlobals) or base == Dotted("sys.modules") and key == THIS_MODULE:
-            return self.global_named(key) if isinstance(base, ModuleGlobals) else ModuleGlobals()
+        if isinstance(base, ModuleGlobals):  # `globals()["BLOCK"]`: a name the module lacks is a KeyError
+            got = self.global_named(key)
+            return UNKNOWN if got is MISSING else got
+        if base == Dotted("sys.modules") and key == THIS_MODULE:
+            return ModuleGlobals()
         if isinstance(base, dict):
             if isinstance(node.slice, ast.Constant):
                 del self.reads[read:]  # `configs[1024]`: which entry, written out, not a knob
@@ -334,7 +338,7 @@ class Replay(TableReplay):
         if isinstance(base, tuple) and isinstance(key, int) and not isinstance(key, bool):
             if isinstance(node.slice, (ast.Constant, ast.UnaryOp)):
                 del self.reads[read:]  # `x.shape[1]`, `cfg[0]`: which item, written out, not a knob
-            return base[key]
+            return self.force(base[key])  # a class's `*args` are read where used
         if isinstance(base, Instance) and (method := base.cls.method("__getitem__")) is not None:
             self.reads.extend(base.made_reads)  # a Mapping subclass (kernl's config objects)
             return Helper(method[0], bound=(base,)).call(self, [key], {})
@@ -364,9 +368,11 @@ class Replay(TableReplay):
             if isinstance(owner, LazyDict) and func.attr in ("items", "keys", "values") and not node.args:
                 return owner.listing(func.attr)  # `for k, v in _TUNED.items()`
             if isinstance(owner, dict) and func.attr in ("items", "keys", "values") and not node.args:
-                return tuple(getattr(owner, func.attr)())  # of a dict a comprehension made
+                items = [(k, self.force(v)) for k, v in owner.items()]  # of a dict a comprehension made
+                return tuple(items if func.attr == "items" else [kv[func.attr == "values"] for kv in items])
             if isinstance(owner, ModuleGlobals) and func.attr == "get" and node.args and not node.keywords:
-                return self.global_named(self.eval(node.args[0], frame), *node.args[1:2], frame=frame)
+                got = self.global_named(self.eval(node.args[0], frame))
+                return got if got is not MISSING else self.eval(node.args[1], frame) if len(node.args) > 1 else None
             if isinstance(owner, (LazyDict, dict)) and func.attr == "get" and node.args:
                 key = self.eval(node.args[0], frame)
                 got = owner.lookup(key) if isinstance(owner, LazyDict) else self.force(self._subscript_dict(owner, key))
@@ -432,15 +438,15 @@ class Replay(TableReplay):
             return fn(*args, **kwargs)
         return UNKNOWN
 
-    def global_named(self, name: Any, default: ast.expr | None = None, frame: Frame | None = None) -> Any:
+    def global_named(self, name: Any) -> Any:
         """A name of the file's namespace looked up by a string (`globals().get("BLOCK", 128)`):
-        read as if written; a name the module never binds gives the default (None without one)."""
+        read as if written; MISSING where the module never binds it."""
         module = self.module_frame()
         if not isinstance(name, str):
             return UNKNOWN
         if name in module.values or name in self.functions or name in self.classes or name in self.enums:
             return self.name(name, module)
-        return self.eval(default, frame) if default is not None and frame is not None else None
+        return MISSING
 
     def _getattr(self, node: ast.Call, frame: Frame) -> Any:
         """`getattr(_Tiles, f"BLOCK_{kind.upper()}")`: the attribute the name comes to, read as

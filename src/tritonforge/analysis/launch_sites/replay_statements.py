@@ -458,7 +458,7 @@ class Helper:
         bound.update(kwargs)
         a = self.fn.args
         if a.vararg is not None:  # `def launch(*args)`: what the positional names leave over
-            bound[a.vararg.arg] = tuple(args[len(a.posonlyargs) + len(a.args):])
+            bound[a.vararg.arg] = tuple(args[len(a.posonlyargs) + len(a.args):])  # thunks stay unread
         if a.kwarg is not None:  # `def __init__(self, **kw)`: the keywords no parameter names
             bound[a.kwarg.arg] = {k: v for k, v in kwargs.items() if k not in names}
         if isinstance(self.fn, ast.Lambda):
