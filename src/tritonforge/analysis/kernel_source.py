@@ -14,7 +14,7 @@ import ast
 import copy
 from dataclasses import dataclass
 
-from tritonforge.analysis.astfold import last_name
+from tritonforge.analysis.astfold import bind_call, last_name
 
 TL = "triton.language"
 # Where Triton's decorators live; each also answers under its short triton.* name.
@@ -163,24 +163,24 @@ def _returned(tree: ast.Module, call: ast.Call) -> ast.expr | None:
     sets from its own) replaced by what the calls pass (`get_config("max")` ->
     `CONFIGS["max"]`). Parts with nothing to replace are the file's own nodes."""
     defs: dict[str, ast.stmt] = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    f, fn, made = call.func, None, None
+    f, fn, skip, owner = call.func, None, 0, None
     if isinstance(f, ast.Name) and isinstance(defs.get(f.id), ast.FunctionDef):
         fn = defs[f.id]
     elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
-        made = _assigned_once(tree, f.value.id)
-        cls = defs.get(made.func.id) if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) else None
-        fn = _method_of(defs, cls.name, f.attr) if isinstance(cls, ast.ClassDef) else None
-        held = next((k.value for k in made.keywords if k.arg == f.attr), None) \
-            if isinstance(made, ast.Call) and last_name(made.func) == "SimpleNamespace" else None
-        if isinstance(held, ast.Name) and isinstance(defs.get(held.id), ast.FunctionDef):
-            fn, made = defs[held.id], None  # trident's `util = SimpleNamespace(autotune=_autotune)`
-    if fn is None:
+        method = _bound_method(tree, defs, f.value.id, f.attr)  # `runtime.get_heuristic_config("max")`
+        held = _assigned_once(tree, f.value.id)
+        if method is not None:
+            fn, skip, owner = method.fn, method.skip, held
+        elif isinstance(held, ast.Call) and last_name(held.func) == "SimpleNamespace":
+            kept = next((k.value for k in held.keywords if k.arg == f.attr), None)  # trident's `util.autotune`
+            fn = defs.get(kept.id) if isinstance(kept, ast.Name) else None
+    if not isinstance(fn, ast.FunctionDef):
         return None
     returned = _one_return(fn)
-    init = _method_of(defs, made.func.id, "__init__") if made is not None else None  # type: ignore[union-attr]
-    own = _substitution(fn, call, skip=1 if made is not None else 0)
-    if made is not None and init is not None:
-        given = _substitution(init, made, skip=1)  # `self.heuristics = heuristics` of `_Runtime(HEURISTICS)`
+    own = bind_call(fn, call, skip)
+    init = _method_of(defs, owner.func.id, "__init__") if isinstance(owner, ast.Call) else None  # type: ignore[attr-defined]
+    if init is not None:
+        given = bind_call(init, owner, skip=1)  # `self.heuristics = heuristics` of `_Runtime(HEURISTICS)`
         own.update({f"self.{t.attr}": _replaced(n.value, given) for n in init.body if isinstance(n, ast.Assign)
                     for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
                     and t.value.id == "self"})
@@ -190,18 +190,6 @@ def _returned(tree: ast.Module, call: ast.Call) -> ast.expr | None:
 def _one_return(fn: ast.FunctionDef) -> ast.expr | None:
     body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
     return body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
-
-
-def _substitution(fn: ast.FunctionDef, call: ast.Call, skip: int) -> dict[str, ast.expr]:
-    """Each parameter and the argument the call passes; a `**kwargs` parameter as a dict
-    display of the keywords no parameter takes."""
-    names = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
-    out = {name: arg for name, arg in zip(names[skip:], call.args) if not isinstance(arg, ast.Starred)}
-    out.update({k.arg: k.value for k in call.keywords if k.arg in names})
-    if fn.args.kwarg is not None:
-        rest = [k for k in call.keywords if k.arg and k.arg not in names]
-        out[fn.args.kwarg.arg] = ast.Dict([ast.Constant(k.arg) for k in rest], [k.value for k in rest])
-    return out
 
 
 def _replaced(node: ast.expr | None, names: dict[str, ast.expr]) -> ast.expr | None:

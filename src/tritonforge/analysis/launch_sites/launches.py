@@ -7,15 +7,14 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from tritonforge.analysis.astfold import dotted_name
+from tritonforge.analysis.astfold import bind_call, dotted_name, params_of
 from tritonforge.analysis.kernel_source import class_chain, launch_target
 from tritonforge.analysis.launch_sites.dispatch import table_launchers
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
 from tritonforge.analysis.launch_sites.resolve import Made, Resolved, Scope, SourceModule, is_static
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue, Runtime
 from tritonforge.analysis.launch_sites.spreads import data_file, spread_keys
-from tritonforge.analysis.launch_sites.syntax import (bind_call, defaults_of, fold, last_name, params_of, span_of,
-                                                    walk_local)
+from tritonforge.analysis.launch_sites.syntax import defaults_of, fold, last_name, span_of, walk_local
 
 
 @dataclass

@@ -8,10 +8,9 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tritonforge.analysis.astfold import last_name
+from tritonforge.analysis.astfold import last_name, params_of
 from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Instance, Record, same_key
-from tritonforge.analysis.launch_sites.syntax import (defaults_of, dict_setdefault, dict_update, item_columns, params_of,
-                                                     walk_local)
+from tritonforge.analysis.launch_sites.syntax import defaults_of, dict_setdefault, dict_update, item_columns, walk_local
 
 if TYPE_CHECKING:
     from tritonforge.analysis.launch_sites.replay import Replay

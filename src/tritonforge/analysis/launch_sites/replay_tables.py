@@ -33,8 +33,10 @@ class TableReplay(StatementReplay):
             return UNKNOWN
         for item in items:
             passed = test.call(self, [item], {})
-            if passed is UNKNOWN or passed:
-                return passed if passed is UNKNOWN else item
+            if passed is UNKNOWN:
+                return UNKNOWN
+            if passed:
+                return item
         return NOT_FOUND
 
     def _comprehension(self, gen: ast.ListComp | ast.GeneratorExp, frame: Frame, first: bool = False) -> Any:

@@ -8,12 +8,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from tritonforge.analysis.astfold import bind_call, params_of
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, class_chain, is_static
 from tritonforge.analysis.launch_sites.coverage import single_tiles
 from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS, ConfigSpec, KernelFacts
 from tritonforge.analysis.launch_sites.shapes import ShapeWalker
-from tritonforge.analysis.launch_sites.syntax import (Binding, bind_call, bindings, config_table, defaults_of, fold,
-                                                     last_name, params_of, record_fields, walk_local)
+from tritonforge.analysis.launch_sites.syntax import (Binding, bindings, config_table, defaults_of, fold, last_name,
+                                                     record_fields, walk_local)
 
 _CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override")
 
@@ -86,9 +87,7 @@ class SourceModule:
         self._triton.update({k.name: k for k in called.values()})
         defs = Counter(n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef))
         kernel_defs = Counter(n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef)
-                              and any(last_name(d.func if isinstance(d, ast.Call) else d) in ("jit", "autotune",
-                                                                                              "heuristics")
-                                      for d in n.decorator_list))
+                              and any(reader.decorator_name(d) == "triton.jit" for d in n.decorator_list))
         top = set(self.functions)
         for cls in self.classes.values():
             for n in cls.body:

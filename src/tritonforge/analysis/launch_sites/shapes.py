@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterable
 
-from tritonforge.analysis.launch_sites.syntax import fold, last_name, params_of
+from tritonforge.analysis.astfold import params_of
+from tritonforge.analysis.launch_sites.syntax import fold, last_name
 
 _REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
 _SHAPE_KEEPING = {"cumsum", "cumprod", "sort", "flip", "associative_scan"}

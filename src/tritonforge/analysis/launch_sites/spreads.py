@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 
+from tritonforge.analysis.astfold import params_of
 from tritonforge.analysis.launch_sites.resolve import Scope, SourceModule, config_holder, config_keys
-from tritonforge.analysis.launch_sites.syntax import (dict_setdefault, dict_update, keyword_dict, last_name,
-                                                    params_of, walk_local)
+from tritonforge.analysis.launch_sites.syntax import dict_setdefault, dict_update, keyword_dict, last_name, walk_local
 
 
 _READS = ("open", "load", "loads", "safe_load", "read_text", "read_bytes")  # json.load, Path.read_text, ...

@@ -1,4 +1,4 @@
-"""Small `ast` helpers for launch code: spans, constant folding, parameters, and every
+"""Small `ast` helpers for launch code: spans, constant folding, defaults, and every
 way a name is bound in a function or module body."""
 
 from __future__ import annotations
@@ -43,36 +43,11 @@ def walk_local(fn: ast.AST) -> Iterator[ast.AST]:
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-def params_of(fn: ast.FunctionDef | ast.Lambda) -> list[ast.arg]:
-    a = fn.args
-    return [*a.posonlyargs, *a.args, *a.kwonlyargs]
-
-
 def defaults_of(fn: ast.FunctionDef) -> dict[str, ast.expr]:
     a = fn.args
     positional = [*a.posonlyargs, *a.args]
     out = {p.arg: d for p, d in zip(positional[len(positional) - len(a.defaults):], a.defaults)}
     out.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-    return out
-
-
-def bind_call(fn: ast.FunctionDef, call: ast.Call, skip: int = 0) -> dict[str, ast.expr]:
-    """Which argument expression each parameter of `fn` receives at `call`; `skip`: leading
-    parameters the call does not pass (a method's `self`, an autograd Function's `ctx`)."""
-    out: dict[str, ast.expr] = {}
-    positional = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]][skip:]
-    for name, arg in zip(positional, call.args):
-        if isinstance(arg, ast.Starred):
-            break  # later positions are unknown
-        out[name] = arg
-    named = {p.arg for p in params_of(fn)}
-    extra = [kw for kw in call.keywords if kw.arg is not None and kw.arg not in named]
-    for kw in call.keywords:
-        if kw.arg is not None and (kw.arg in named or fn.args.kwarg is None):
-            out[kw.arg] = kw.value
-    if fn.args.kwarg is not None and not any(kw.arg is None for kw in call.keywords):
-        # `**kw` receives the keywords no parameter takes: a dict of them, as written at the call.
-        out[fn.args.kwarg.arg] = ast.Dict([ast.Constant(kw.arg) for kw in extra], [kw.value for kw in extra])
     return out
 
 

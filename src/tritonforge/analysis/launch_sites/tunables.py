@@ -16,7 +16,8 @@ from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DOT_M
 from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
 from tritonforge.analysis.launch_sites.replay_statements import Given
 from tritonforge.analysis.launch_sites.runtime import RECEIVED, ReplayedValue, Runtime, replay_value
-from tritonforge.analysis.launch_sites.syntax import defaults_of, params_of, span_of
+from tritonforge.analysis.astfold import params_of
+from tritonforge.analysis.launch_sites.syntax import defaults_of, span_of
 
 
 class _Groups:
