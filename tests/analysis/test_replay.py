@@ -664,6 +664,22 @@ def test_a_launcher_called_from_two_lines_gives_each_call_its_own_values(tmp_pat
     assert received(moved)["BLOCK_SIZE"] == 1024 and received(moved, 0)["BLOCK_SIZE"] == 64
 
 
+def test_num_stages_a_mapping_spread_lacks_is_inserted_after_it(tmp_path):
+    # `kernel[grid](..., **CFG)` with CFG a Mapping subclass (kernl): its keys are known only
+    # when it runs, so inserting num_stages was refused as a possible clash with a key of
+    # CFG, and a kernel with a loop never had its stages moved. The capture now records which
+    # launch options each launch was passed; CFG passed num_warps and never num_stages.
+    path = STYLES / "mapping_spread_stages.py"
+    space, records = captured_space(path)
+    assert all(r["given"] == ["num_warps"] for recs in records.values() for r in recs)
+    stages = space.get("_row_abs_max_kernel.num_stages")
+    assert stages.free and stages.current == 3 and "no key of **CFG" in stages.why
+    out = apply_assignment(space, {"_row_abs_max_kernel.num_stages": 4})
+    assert changed_lines(path.read_text(), out) == [
+        "_row_abs_max_kernel[(rows,)](x, out, cols, x.stride(0), **CFG, num_stages=4)"]
+    assert list(capture(write(tmp_path, path.name, out)).values())[-1][-1]["num_stages"] == 4
+
+
 def test_a_dtype_compared_with_is_takes_its_branch(tmp_path):
     # vLLM's `if q.dtype is torch.float32: BLOCK = BLOCK // 2` (probe round 21): `is` was known
     # only against None, so BLOCK was "assigned 2 times ... no integer literal decides it".

@@ -115,6 +115,9 @@ class LaunchRecord:
     caller: str | None = None  # the function of the source file that line is in
     calls: tuple[int, ...] = ()  # the lines of the source file's frames, outermost first (host_state.call_lines)
     grid_callable: bool = False  # the grid was a function of the launch's meta-parameters
+    # The launch options (num_warps, num_stages, num_ctas) the launch was passed, not left to
+    # Triton's defaults; None where not recorded.
+    given: tuple[str, ...] | None = None
     # The JITFunction (or InterpretedFunction): needed to compile, never serialized.
     kernel: Any = field(default=None, repr=False, compare=False)
     # With execute=True on a GPU: the CompiledKernel that actually ran, for its real facts.
@@ -145,6 +148,7 @@ class LaunchRecord:
             "autotune_configs": self.autotune_configs, "source_file": self.source_file,
             "frames": self.frames, "line": self.line, "col": self.col, "caller": self.caller,
             "calls": list(self.calls), "grid_callable": self.grid_callable,
+            "given": None if self.given is None else list(self.given),
         }
 
     @classmethod
@@ -157,7 +161,8 @@ class LaunchRecord:
                    autotune_config_index=data.get("autotune_config_index"),
                    autotune_configs=data.get("autotune_configs"), source_file=data.get("source_file"),
                    frames=dict(data.get("frames") or {}), line=data.get("line"), col=data.get("col"), caller=data.get("caller"),
-                   calls=tuple(data.get("calls") or ()), grid_callable=bool(data.get("grid_callable")), kernel=kernel)
+                   calls=tuple(data.get("calls") or ()), grid_callable=bool(data.get("grid_callable")),
+                   given=None if data.get("given") is None else tuple(data["given"]), kernel=kernel)
 
 
 # --- specialization, as triton/runtime/jit.py does it -----------------------------------
@@ -336,6 +341,7 @@ def _make_record(kernel: Any, args: tuple, kwargs: dict[str, Any], native: Calla
     bound.apply_defaults()
     meta = dict(bound.arguments)  # what the JIT hands a grid callable
     flags = _param_flags(kernel, sig)
+    given = tuple(k for k in _LAUNCH_OPTIONS if options.get(k) is not None)
     launch = {k: int(options.pop(k) if options.get(k) is not None else defaults[k]) for k in _LAUNCH_OPTIONS}
     options = {k: _jsonable(v) for k, v in options.items() if v is not None}
     source_file = _source_file(fn)
@@ -345,7 +351,8 @@ def _make_record(kernel: Any, args: tuple, kwargs: dict[str, Any], native: Calla
         args=[_arg_record(n, v, flags[n], native) for n, v in meta.items()],
         options=options, interpreted=not hasattr(kernel, "params") and hasattr(kernel, "rewrite"),
         source_file=source_file, frames=host_frames(source_file), line=line, col=col, caller=caller,
-        calls=call_lines(source_file), grid_callable=callable(kwargs.get("grid")), kernel=kernel, **launch,
+        calls=call_lines(source_file), grid_callable=callable(kwargs.get("grid")), given=given, kernel=kernel,
+        **launch,
     )
 
 

@@ -45,6 +45,7 @@ class Launch:
     # `64` of a helper's `return (triton.cdiv(n, 64),), 64, 1`), with their values.
     replayed_divisors: list[tuple[Span, int]] = field(default_factory=list)
     grid_unseen: bool = False  # its grid is made where analysis cannot see it, and not of the meta
+    spread: ast.expr | None = None  # a dict spread into the launch whose keys the file does not say
 
 
 def collect_launches(module: SourceModule, scope: Scope, runtime: Runtime | None = None) -> Iterator[Launch]:
@@ -343,7 +344,8 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
             bound[kw.arg] = kw.value
         else:
             options[kw.arg] = kw.value
-    launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid)
+    launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid,
+                    spread=spread)
     _add_uses(module, launch, bound, options, opaque, spread)
     return launch
 
@@ -424,7 +426,7 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
             launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=expr, fn=launch.scope.fn))
         else:
             r = Resolved("insert", str(default), f"not passed: Triton's default {default}", None, default)
-            launch.uses.append(Use(-1, facts.name, opt, opt, r, _insertion_point(launch.call, opt)))
+            launch.uses.append(Use(-1, facts.name, opt, opt, r, insertion_point(launch.call, opt)))
 
 
 def _global_value(module: SourceModule, kernel: str, name: str) -> Resolved:
@@ -464,7 +466,7 @@ def _resolve_arg(module: SourceModule, name: str, expr: ast.expr, scope: Scope) 
     return r
 
 
-def _insertion_point(call: ast.Call, name: str) -> Span:
+def insertion_point(call: ast.Call, name: str) -> Span:
     parts: list[Any] = [*call.args, *call.keywords]
     if not parts:
         # Just inside the closing parenthesis, which ends the call.

@@ -41,6 +41,7 @@ class CapturedLaunch:
     caller: str | None = None  # the function of the file that line is in
     grid_callable: bool = False  # its grid was a function of the meta-parameters
     calls: tuple[int, ...] = ()  # the lines of the file's frames on the stack, outermost first
+    given: tuple[str, ...] | None = None  # the launch options it was passed (None: not recorded)
 
     @staticmethod
     def from_record(data: dict[str, Any]) -> "CapturedLaunch":
@@ -60,7 +61,8 @@ class CapturedLaunch:
                   for fn, local in (data.get("frames") or {}).items()}
         return CapturedLaunch(data["kernel_name"], values, args, frames, data.get("autotune_configs"), data.get("line"),
                               data.get("col"), data.get("caller"), bool(data.get("grid_callable")),
-                              tuple(data.get("calls") or ()))
+                              tuple(data.get("calls") or ()),
+                              None if data.get("given") is None else tuple(data["given"]))
 
 
 @dataclass

@@ -9,8 +9,9 @@ import dataclasses
 from collections import defaultdict
 from typing import Any
 
-from tritonforge.analysis.launch_sites.launches import Launch, Use, divisor_literals, grid_form, grid_literals
-from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DOT_MIN, DOT_ROLES, MAX_TENSOR_NUMEL,
+from tritonforge.analysis.launch_sites.launches import (Launch, Use, divisor_literals, grid_form, grid_literals,
+                                                       insertion_point)
+from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DEFAULT_STAGES, DEFAULT_WARPS, DOT_MIN, DOT_ROLES, MAX_TENSOR_NUMEL,
                                                      STAGES, TILE_ROLES, WARPS, ConfigSpec, KernelFacts, LaunchSite,
                                                      Span, Tunable, is_pow2)
 from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
@@ -59,7 +60,9 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
                     _configs_at_run_time(module, launch, u, occurrence, runtime)
             elif runtime is not None:
                 _replay(module, launch, u, occurrence, runtime, verify)
-                if u.replayed is None and verify:  # what ran is this file's only if captured from it
+                if u.replayed is None and verify:
+                    _absent_option(module, launch, u, occurrence, runtime)
+                if u.replayed is None and verify and u.resolved.kind != "insert":  # what ran is this file's only if captured from it
                     _as_run(u, occurrence, runtime)
             uses.append(u)
             if u.replayed is not None and runtime is not None:
@@ -132,6 +135,23 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
     where = f"{origin}, computed at run time; it reads {literals}" + _per_case(rv.per_case)
     u.resolved = Resolved("replayed", u.resolved.text, where, None, rv.per_case.get(rv.case(runtime)))
+
+
+def _absent_option(module: SourceModule, launch: Launch, u: Use, occurrence: int, runtime: Runtime) -> None:
+    """`num_warps` or `num_stages` that may come from a spread whose keys the file does not say
+    (`**CFG`, a Mapping subclass): where no case's launch was passed it, the launch leaves it
+    to Triton's default, and the keyword is inserted as for any launch that does not pass it
+    (it cannot clash with a key the spread lacks)."""
+    if u.kind not in ("num_warps", "num_stages") or launch.spread is None or u.resolved.kind != "unknown":
+        return
+    made = [m for case in runtime.cases if (m := runtime.launch(case, u.kernel, occurrence)) is not None]
+    if not made or any(m.given is None or u.param in m.given for m in made):
+        return
+    default = DEFAULT_WARPS if u.kind == "num_warps" else DEFAULT_STAGES
+    where = f"not passed: no key of **{module.text(launch.spread)} on any case run; Triton's default {default}"
+    u.resolved = Resolved("insert", str(default), where, None, default)
+    u.span = insertion_point(launch.call, u.param)
+    _check_as_run(u, occurrence, runtime)
 
 
 def _per_case(values: dict[str, Any]) -> str:
