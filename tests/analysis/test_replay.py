@@ -680,6 +680,19 @@ def test_num_stages_a_mapping_spread_lacks_is_inserted_after_it(tmp_path):
     assert list(capture(write(tmp_path, path.name, out)).values())[-1][-1]["num_stages"] == 4
 
 
+def test_a_config_picked_by_the_tensors_device_type_moves_in_the_branch_that_ran(tmp_path):
+    # FlagAttention's `get_fwd_config(capability, D)`, the capability read as
+    # `get_device_capability(device) if device.type == "cuda" else (0, 0)` (probe round 22):
+    # a captured tensor had no device, so replay fell back to the launch's locals and every
+    # value was "no integer literal decides it". Tensors now keep their device.
+    path = STYLES / "flagattn_capability_config.py"
+    space, _ = captured_space(path)
+    assert all(space.get(f"_lse_kernel.{p}").free for p in ("BLOCK_M", "BLOCK_N", "num_warps", "num_stages"))
+    out = apply_assignment(space, {"_lse_kernel.BLOCK_N": 128})
+    assert changed_lines(path.read_text(), out) == ["BLOCK_M, BLOCK_N, num_stages, num_warps = 2, 128, 1, 4"]
+    assert received(write(tmp_path, path.name, out))["BLOCK_N"] == 128
+
+
 def test_a_dtype_compared_with_is_takes_its_branch(tmp_path):
     # vLLM's `if q.dtype is torch.float32: BLOCK = BLOCK // 2` (probe round 21): `is` was known
     # only against None, so BLOCK was "assigned 2 times ... no integer literal decides it".

@@ -29,7 +29,7 @@ def snapshot_value(value: Any, depth: int = 0) -> Any:
         return str(value)
     if hasattr(value, "data_ptr") and hasattr(value, "shape") and hasattr(value, "stride"):
         return {"__tensor__": {"shape": list(value.shape), "dtype": str(value.dtype),
-                               "strides": list(value.stride())}}
+                               "strides": list(value.stride()), "device": str(getattr(value, "device", ""))}}
     if kind[1] == "constexpr":
         return snapshot_value(getattr(value, "value", None), depth)
     if depth < _MAX_DEPTH and isinstance(value, (list, tuple)) and len(value) <= _MAX_ITEMS:

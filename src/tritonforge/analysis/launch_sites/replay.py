@@ -30,7 +30,7 @@ from tritonforge.analysis.launch_sites.replay_tables import NOT_FOUND, TableRepl
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
     STR_METHODS, THIS_MODULE, TRITON_FUNCTIONS, UNKNOWN, ClassValue, ContextVarValue, Dotted, EnumClass, EnumMember,
-    Instance, ModuleGlobals, Record, TensorValue, device_query, literal_int, same_key, torch_build)
+    DeviceValue, Instance, ModuleGlobals, Record, TensorValue, device_query, literal_int, same_key, torch_build)
 from tritonforge.analysis.launch_sites.syntax import config_table, keyword_dict
 
 __all__ = ["Frame", "Replay"]
@@ -178,7 +178,7 @@ class Replay(TableReplay):
             if base.name == "torch" or dotted.startswith("torch."):
                 return dotted  # torch.float16 and the like: compared by name
             return Dotted(dotted)
-        if isinstance(base, TensorValue):
+        if isinstance(base, (TensorValue, DeviceValue)):
             return base.attr(node.attr)
         if isinstance(base, ModuleGlobals):  # `sys.modules[__name__].BLOCK`
             got = self.global_named(node.attr)

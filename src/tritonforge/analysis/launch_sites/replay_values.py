@@ -32,12 +32,15 @@ class TensorValue:
     shape: tuple[int, ...]
     dtype: str  # "torch.float16"
     strides: tuple[int, ...] = ()
+    device: str = ""  # "cuda:0", "cpu"; "" where not recorded
 
     def attr(self, name: str) -> Any:
         if name == "shape":
             return self.shape
         if name == "dtype":
             return self.dtype
+        if name == "device":
+            return DeviceValue(self.device) if self.device else UNKNOWN
         if name == "ndim":
             return len(self.shape)
         if name in ("is_cuda", "is_contiguous"):
@@ -60,6 +63,22 @@ class TensorValue:
         return UNKNOWN
 
 
+@dataclass(frozen=True)
+class DeviceValue:
+    """A captured tensor's device (`x.device.type == "cuda"` picks a config by device). Under
+    the capture's CUDA stand-ins a CPU tensor still says "cpu" here, as it did to the host code."""
+
+    name: str  # "cuda:0", "cpu"
+
+    def attr(self, name: str) -> Any:
+        kind, _, index = self.name.partition(":")
+        if name == "type":
+            return kind
+        if name == "index":
+            return int(index) if index.isdigit() else None
+        return UNKNOWN
+
+
 ELEMENT_SIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
                  "int32": 4, "int64": 8, "bool": 1, "float8_e4m3fn": 1, "float8_e5m2": 1}
 
@@ -68,7 +87,7 @@ def runtime_value(data: Any) -> Any:
     """A captured local (as `launch_capture.snapshot_value` wrote it) as Replay reads it."""
     if isinstance(data, dict) and "__tensor__" in data:
         t = data["__tensor__"]
-        return TensorValue(tuple(t["shape"]), t["dtype"], tuple(t.get("strides") or ()))
+        return TensorValue(tuple(t["shape"]), t["dtype"], tuple(t.get("strides") or ()), t.get("device") or "")
     if isinstance(data, dict) and "__object__" in data:
         return UNKNOWN
     if isinstance(data, dict) and "__dict__" in data:
