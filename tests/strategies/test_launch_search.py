@@ -229,6 +229,18 @@ def test_autotuned_kernel_widens_its_config_list_then_pins():
     assert values(got[0])[tid][0].values() == {"BLOCK": 128}
 
 
+def test_an_autotuner_that_prunes_its_configs_is_widened_never_pinned():
+    # `prune_configs_by={"early_config_prune": ...}` (probe round 22) dropped the configs whose
+    # BLOCK_N cannot hold the row; Triton runs a lone config without pruning, so a pin ran a
+    # 256-wide tile on a 900-wide row and was judged wrong.
+    pruned = AUTOTUNED.replace('key=["n"])', 'key=["n"],\n    prune_configs_by={"early_config_prune": lambda c, a, **k: c})')
+    assert "prune_configs_by" in pruned
+    tid = "auto_kernel.autotune_configs"
+    got = LaunchParamStrategy().propose(state_for(pruned), 5)
+    assert got and len(got[0].params[tid]) > 2  # widened
+    assert all(len(c.params[tid]) > 1 for c in got if tid in c.params)
+
+
 def test_space_description_shows_the_space_and_the_walk():
     strategy = LaunchParamStrategy()
     got = strategy.propose(state_for(load("col_sum")), 3)

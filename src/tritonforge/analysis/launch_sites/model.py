@@ -149,6 +149,8 @@ class KernelFacts:
     autotune_keys: tuple[str, ...] = ()  # constexprs set by @triton.autotune configs
     heuristics: tuple[str, ...] = ()  # constexprs set by @triton.heuristics
     autotuned: bool = False
+    # @triton.autotune(..., prune_configs_by=...): Triton prunes only a list of two or more configs
+    autotune_pruned: bool = False
     has_loop: bool = False  # num_stages only pipelines loads inside loops
     globals: tuple[str, ...] = ()  # module-level `NAME = tl.constexpr(...)` the body reads
     single_tiles: tuple[tuple[str, str], ...] = ()  # (C, p): one tl.arange(0, C) masked by < p (coverage.py)

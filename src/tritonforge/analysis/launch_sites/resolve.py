@@ -527,6 +527,9 @@ def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
         autotune_keys=tuple(sorted(keys)),
         heuristics=tuple(sorted(set(kernel.heuristic_names()))),
         autotuned=kernel.autotuned,
+        autotune_pruned=kernel.autotune is not None and any(
+            k.arg == "prune_configs_by" and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+            for k in kernel.autotune.keywords),
         has_loop=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(fn)),
         single_tiles=single_tiles(fn, set(kernel.constexprs), kernel.params),
     )

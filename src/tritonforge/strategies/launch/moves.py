@@ -170,7 +170,7 @@ def _warps_of(space: SearchSpace, tid: str) -> list[str]:
 
 def _autotune_moves(space: SearchSpace, t: Tunable, caps: tuple[int, int], limits: HardwareLimits) -> list[Move]:
     """Widen the config list with feasible neighbours of its configs (round-robin over the
-    configs, so each gets some); pin single configs."""
+    configs, so each gets some); pin single configs, unless the autotuner prunes its configs."""
     configs: tuple[ConfigSpec, ...] = t.current
     site = next(s for s in space.sites if s.bindings.get("autotune_configs") == t.id)
     dims = site.facts.tile_dims()
@@ -186,7 +186,9 @@ def _autotune_moves(space: SearchSpace, t: Tunable, caps: tuple[int, int], limit
     if extra and room:
         wider = configs + tuple(extra[:room])
         moves.append(Move({t.id: (configs, wider)}, "widen", score=0.8))
-    if len(configs) > 1:
+    # One config left is run without the pruner, on cases the pruner would have kept it from
+    # (`early_config_prune` dropping tiles too small for the row): with one, no pins.
+    if len(configs) > 1 and not site.facts.autotune_pruned:
         for c in configs:
             moves.append(Move({t.id: (configs, (c,))}, "pin", score=-0.3))
     return moves
