@@ -693,6 +693,23 @@ def test_a_config_picked_by_the_tensors_device_type_moves_in_the_branch_that_ran
     assert received(write(tmp_path, path.name, out))["BLOCK_N"] == 128
 
 
+def test_a_kernel_parameter_named_num_stages_is_the_launch_option_it_also_sets(tmp_path):
+    # Triton's fused-softmax tutorial passes `num_stages=num_stages` to a kernel with a
+    # `num_stages: tl.constexpr` parameter; Triton reads the keyword as the launch option too.
+    # The capture had recorded the option as its default 3, and the report said "not passed:
+    # Triton's default 3, but the launch received 4" (probe round 22).
+    path = STYLES / "softmax_param_num_stages.py"
+    space, records = captured_space(path)
+    assert all(r["num_stages"] == 4 for recs in records.values() for r in recs)
+    stages = space.get("softmax_kernel.num_stages")
+    assert stages.free and stages.current == 4 and stages.kind == "num_stages"
+    assert [t.id for t in space.tunables].count("softmax_kernel.num_stages") == 1
+    out = apply_assignment(space, {"softmax_kernel.num_stages": 1})
+    assert changed_lines(path.read_text(), out) == ["num_stages = 1 if SIZE_SMEM > 200000 else 2"]
+    launch = list(capture(write(tmp_path, path.name, out)).values())[-1][-1]
+    assert launch["num_stages"] == 1 and {a["name"]: a["value"] for a in launch["args"]}["num_stages"] == 1
+
+
 def test_a_dtype_compared_with_is_takes_its_branch(tmp_path):
     # vLLM's `if q.dtype is torch.float32: BLOCK = BLOCK // 2` (probe round 21): `is` was known
     # only against None, so BLOCK was "assigned 2 times ... no integer literal decides it".

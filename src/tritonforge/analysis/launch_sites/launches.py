@@ -340,9 +340,9 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
             for key in keys or []:
                 item = ast.Subscript(kw.value, ast.Constant(key), ast.Load())  # no position: text is unparsed
                 (bound if key in facts.params else options).setdefault(key, item)
-        elif kw.arg in facts.params:
+        elif kw.arg in facts.params and kw.arg not in ("num_warps", "num_stages"):
             bound[kw.arg] = kw.value
-        else:
+        else:  # a parameter named `num_stages` takes the launch option's value too: one value, the option's
             options[kw.arg] = kw.value
     launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid,
                     spread=spread)
@@ -380,6 +380,8 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
     fn = module.functions[facts.name]
     defaults = defaults_of(fn)
     for c in facts.constexprs:
+        if c in options and c in ("num_warps", "num_stages"):
+            continue  # passed by keyword, it is the launch option's value too: one use, the option's (below)
         if c in facts.autotune_keys or facts.autotuned and c not in bound and c not in defaults \
                 and c not in facts.heuristics and not opaque:
             continue  # set by the decorator's configs (configs built by code say so only when they run)
@@ -418,6 +420,8 @@ def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], 
     for opt, default in (("num_warps", DEFAULT_WARPS), ("num_stages", DEFAULT_STAGES)):
         if opt in facts.heuristics:  # `"num_warps": lambda args: ...`: Heuristics.run sets it over the launch's
             launch.uses.append(_heuristic_use(module, facts.name, opt, opt))
+        elif opt in bound:  # a kernel parameter of that name passed by position: a keyword would clash
+            continue
         elif opt in options:
             r = _resolve_arg(module, opt, options[opt], launch.scope)
             launch.uses.append(Use(-1, facts.name, opt, opt, r, expr=options[opt], fn=launch.scope.fn))
