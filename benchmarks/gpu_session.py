@@ -1,7 +1,7 @@
 """One whole GPU session's work, in priority order, inside a deadline.
 
     python3 benchmarks/gpu_session.py OUTDIR [--deadline SECONDS] [--only STEP,PREFIX*,...] [--minutes M]
-                                             [--pack FILE]
+                                             [--pack FILE] [--list]
 
 Each step is a command whose output goes to OUTDIR/logs/<step>.log; a step that would not
 finish before the deadline is skipped and says so. OUTDIR/session.json lists every step
@@ -15,6 +15,7 @@ benchmarks/results/.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -30,8 +31,10 @@ EXAMPLES = ["vector_add", "matmul", "softmax", "rmsnorm", "silu_mul", "col_sum"]
 CORPUS = sorted(p.stem for p in (ROOT / "benchmarks" / "corpus").glob("*.py"))
 # Where tile_order, persistent_grid and split_k were (or should be) the best.
 LAUNCH_ONLY = ["examples/matmul.py", "benchmarks/corpus/scale_shift_module.py", "examples/col_sum.py"]
-STYLES_S20 = ["mapping_subclass_cfg", "globals_get_block", "module_getattr_dtype", "post_init_dataclass",
-              "closure_launcher_factory", "launcher_two_callers"]
+# Styles reached for the first time in the interpreter (probe rounds 20 and 22).
+STYLES = ["mapping_subclass_cfg", "globals_get_block", "module_getattr_dtype", "post_init_dataclass",
+          "closure_launcher_factory", "launcher_two_callers", "mapping_spread_stages", "flagattn_capability_config",
+          "autotune_early_prune", "softmax_param_num_stages"]
 BOTTLENECKS = ["mem_peak", "mem_strided", "occupancy_regs", "spills", "tiny_grid", "matmul_tc"]
 
 
@@ -73,10 +76,10 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
     for name in CORPUS:
         s.append((f"corpus_{name}", [*TF, "optimize", f"benchmarks/corpus/{name}.py", "--out", str(runs / name), *cap],
                   run_s))
-    # Styles reached for the first time in the interpreter (issue 11, probe round 20), a minute each on the GPU.
-    for name in STYLES_S20:
-        s.append((f"style_{name}", [*TF, "optimize", f"tests/fixtures/problems/styles/{name}.py", "--minutes", "1",
-                                    "--out", str(runs / name)], 90))
+    # Styles reached for the first time in the interpreter (issue 11), two minutes each on the GPU.
+    for name in STYLES:
+        s.append((f"style_{name}", [*TF, "optimize", f"tests/fixtures/problems/styles/{name}.py", "--minutes", "2",
+                                    "--out", str(runs / name)], 150))
     s.append(("corpus_ratios", [PY, "benchmarks/corpus_ratios.py", str(runs), str(out / "corpus_ratios.json")], 90))
     # The newest recorded best of every corpus problem against copy bandwidth and torch.matmul (issue 11).
     s.append(("corpus_ratios_recorded", [PY, "benchmarks/corpus_ratios.py", "--recorded",
@@ -134,18 +137,31 @@ def pack(out: Path, to: Path) -> None:
     part.replace(to)
 
 
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("outdir", type=Path, help="where logs, session.json and the pack go")
+    parser.add_argument("--deadline", type=float, default=570.0, help="seconds for all steps (default 570)")
+    parser.add_argument("--only", type=lambda v: v.split(","), help="STEP,PREFIX*,...: these steps alone")
+    parser.add_argument("--minutes", help="cap each optimize run (default: the tool's budget)")
+    parser.add_argument("--pack", type=Path, help="the archive to write (default OUTDIR/runs.tgz)")
+    parser.add_argument("--list", action="store_true", help="print the steps with their expected seconds, run none")
+    return parser.parse_args(argv)
+
+
 def main() -> None:
-    out = Path(sys.argv[1])
-    deadline = float(sys.argv[sys.argv.index("--deadline") + 1]) if "--deadline" in sys.argv else 570.0
-    only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
+    args = parse_args()
+    out, deadline, only, minutes = args.outdir, args.deadline, args.only, args.minutes
+    if args.list:
+        for name, _, expect in steps(out, minutes):
+            print(f"{name}\t{expect:.0f} s")
+        return
     (out / "logs").mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1", "COLUMNS": "160"}
     t0 = time.monotonic()
     # A second invocation into the same OUTDIR (a later part of the session) adds to its record.
     record = json.loads((out / "session.json").read_text())["steps"] if (out / "session.json").exists() else []
     done_before = len(record)
-    minutes = sys.argv[sys.argv.index("--minutes") + 1] if "--minutes" in sys.argv else None
-    pack_to = Path(sys.argv[sys.argv.index("--pack") + 1]) if "--pack" in sys.argv else out / "runs.tgz"
+    pack_to = args.pack or out / "runs.tgz"
     for name, cmd, expect in steps(out, minutes):
         if only and not any(name == o or (o.endswith("*") and name.startswith(o[:-1])) for o in only):
             continue
