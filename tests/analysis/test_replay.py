@@ -710,6 +710,21 @@ def test_a_kernel_parameter_named_num_stages_is_the_launch_option_it_also_sets(t
     assert launch["num_stages"] == 1 and {a["name"]: a["value"] for a in launch["args"]}["num_stages"] == 1
 
 
+def test_a_block_is_never_moved_below_what_the_entrys_own_guard_requires(tmp_path):
+    # Triton's layer-norm tutorial: `BLOCK_SIZE = min(MAX_FUSED_SIZE, next_power_of_2(N))`,
+    # then `if N > BLOCK_SIZE: raise`. BLOCK_SIZE 2048 -> 1024 was reached by lowering the cap,
+    # and the candidate raised on n=1100 (probe round 22). The guard now bounds every case.
+    path = STYLES / "layernorm_tutorial_guard.py"
+    space, _ = captured_space(path)
+    assert "raises unless BLOCK_SIZE >= N (1100" in space.get("_layer_norm_fwd_fused.BLOCK_SIZE").why
+    with pytest.raises(Unreachable):
+        apply_assignment(space, {"_layer_norm_fwd_fused.BLOCK_SIZE": 1024})
+    unguarded = path.read_text().replace("    if N > BLOCK_SIZE:\n", "    if False:\n")
+    space, _ = captured_space(write(tmp_path, path.name, unguarded))
+    assert "MAX_FUSED_SIZE = 4096 //" in "\n".join(changed_lines(unguarded, apply_assignment(
+        space, {"_layer_norm_fwd_fused.BLOCK_SIZE": 1024})))
+
+
 def test_a_dtype_compared_with_is_takes_its_branch(tmp_path):
     # vLLM's `if q.dtype is torch.float32: BLOCK = BLOCK // 2` (probe round 21): `is` was known
     # only against None, so BLOCK was "assigned 2 times ... no integer literal decides it".

@@ -61,3 +61,35 @@ def _pure_arange(node: ast.expr, aranges: dict[str, str], constexprs: set[str]) 
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def host_floors(fn: ast.FunctionDef) -> dict[str, str]:
+    """{B: A} for each guard of the launching function that raises unless `B >= A`, both
+    names: `if A > B: raise ...` (Triton's layer-norm tutorial: `if N > BLOCK_SIZE: raise
+    RuntimeError(...)`), `if B < A: raise`, `assert B >= A`, `assert A <= B`. A move of B
+    below A on some case would make the entry raise there."""
+    out: dict[str, str] = {}
+    for node in walk_local(fn):
+        if isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Raise) \
+                and not node.orelse:
+            pair = _less(node.test, raises=True)
+        elif isinstance(node, ast.Assert):
+            pair = _less(node.test, raises=False)
+        else:
+            continue
+        if pair is not None:
+            out.setdefault(pair[0], pair[1])
+    return out
+
+
+def _less(test: ast.expr, raises: bool) -> tuple[str, str] | None:
+    """(B, A), both plain names, where `test` is a guard's raising condition saying B < A
+    (`raises`) or an assertion saying B >= A."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if not (isinstance(left, ast.Name) and isinstance(right, ast.Name)):
+        return None
+    forms = {ast.Lt: (left, right), ast.Gt: (right, left)} if raises else {ast.GtE: (left, right), ast.LtE: (right, left)}
+    pair = forms.get(type(op))
+    return (pair[0].id, pair[1].id) if pair else None

@@ -164,6 +164,8 @@ class ReplayedValue:
     case_knobs: dict[str, tuple[ast.Constant, ...]] = field(default_factory=dict)  # the literals each case reads
     # A knob that stands for a column of a loop's work items: all of them, edited together.
     columns: dict[int, tuple[ast.Constant, ...]] = field(default_factory=dict)
+    # Each case's lower bound from a host guard (`if N > BLOCK_SIZE: raise`): no edit goes below.
+    floors: dict[str, int] = field(default_factory=dict)
 
     def case(self, runtime: "Runtime") -> str:
         if self.aim:
@@ -280,6 +282,8 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
             trial_edits = {**edits, id(knob): trial}
             if _value(tree, runtime, values[tid], trial_edits) != target:
                 continue
+            if not _above_floors(tree, runtime, values[tid], trial_edits):
+                continue  # the entry's guard would raise on some case
             disturbed = sum(1 for other, v in values.items() if other != tid
                             and _value(tree, runtime, v, trial_edits) != _value(tree, runtime, v, edits))
             collapsed = varied and _distinct(tree, runtime, values[tid], trial_edits) == 1
@@ -290,6 +294,15 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
             if best is None or rank < best[0]:
                 best = (rank, (id(knob), trial))
     return best[1] if best else None
+
+
+def _above_floors(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: dict[int, int]) -> bool:
+    """Whether `value` stays at or above its host guard's bound on every case (`floors`)."""
+    for case, floor in value.floors.items():
+        got = _evaluate(tree, runtime, value, case, edits)[0]
+        if isinstance(got, int) and got < floor:
+            return False
+    return True
 
 
 def _distinct(tree: ast.Module, runtime: Runtime, value: ReplayedValue, edits: dict[int, int]) -> int:

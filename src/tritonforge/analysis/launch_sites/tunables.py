@@ -9,6 +9,7 @@ import dataclasses
 from collections import defaultdict
 from typing import Any
 
+from tritonforge.analysis.launch_sites.coverage import host_floors
 from tritonforge.analysis.launch_sites.launches import (Launch, Use, divisor_literals, grid_form, grid_literals,
                                                        insertion_point)
 from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DEFAULT_STAGES, DEFAULT_WARPS, DOT_MIN, DOT_ROLES, MAX_TENSOR_NUMEL,
@@ -134,6 +135,9 @@ def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runti
     literals = ", ".join(f"{c.value} (line {c.lineno})" for c in rv.knobs)
     origin = f"@triton.heuristics: {u.resolved.text}" if rv.heuristic else u.resolved.text or u.param
     where = f"{origin}, computed at run time; it reads {literals}" + _per_case(rv.per_case)
+    for case, (floor, why) in _guard_floors(launch, u, occurrence, runtime).items():
+        rv.floors[case] = floor
+        where += f"; {why}" if case == rv.case(runtime) else ""
     u.resolved = Resolved("replayed", u.resolved.text, where, None, rv.per_case.get(rv.case(runtime)))
 
 
@@ -381,6 +385,22 @@ def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Spa
     )
 
 
+def _guard_floors(launch: Launch, u: Use, occurrence: int, runtime: Runtime) -> dict[str, tuple[int, str]]:
+    """Per case, the bound a guard of the launching function puts on the block `u` passes by
+    name (`if N > BLOCK_SIZE: raise`, coverage.host_floors), and why, in words."""
+    fn = launch.scope.fn
+    if u.kind != "constexpr" or not isinstance(u.expr, ast.Name) or not isinstance(fn, ast.FunctionDef):
+        return {}
+    bound = host_floors(fn).get(u.expr.id)
+    out: dict[str, tuple[int, str]] = {}
+    for case in runtime.cases if bound else ():
+        run = runtime.launch(case, u.kernel, occurrence)
+        v = runtime.frames_at(case, run).get(fn.name, {}).get(bound) if run else None
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[case] = (v, f"{fn.name} raises unless {u.expr.id} >= {bound} ({v} on {case})")
+    return out
+
+
 def _tile_floors(launch: Launch, occurrence: int, runtime: Runtime) -> dict[str, tuple[int, str]]:
     """Per constexpr of a single tile (coverage.py): the largest value its parameter took on a
     captured case, and why it bounds the block, in words."""
@@ -394,6 +414,10 @@ def _tile_floors(launch: Launch, occurrence: int, runtime: Runtime) -> dict[str,
                    f"({taken[case]} on {case})")
             if c not in out or out[c][0] < taken[case]:
                 out[c] = (taken[case], why)
+    for u in launch.uses:  # a literal block a host guard bounds: its largest bound over the cases
+        for floor in _guard_floors(launch, u, occurrence, runtime).values():
+            if u.param not in out or out[u.param][0] < floor[0]:
+                out[u.param] = floor
     return out
 
 
