@@ -725,6 +725,20 @@ def test_a_block_is_never_moved_below_what_the_entrys_own_guard_requires(tmp_pat
         space, {"_layer_norm_fwd_fused.BLOCK_SIZE": 1024})))
 
 
+def test_values_a_launcher_pops_from_its_kwargs_move_where_they_are_written(tmp_path):
+    # SGLang / lightllm: `BLOCK = kwargs.pop("BLOCK", 128)` in a launcher the entry calls with
+    # `num_warps=2` (probe round 23). `.pop` was not read, and the captured `kwargs` is what
+    # the pops left, so replay gave the default 4 where the launch received 2.
+    path = STYLES / "kwargs_pop_default.py"
+    space, _ = captured_space(path)
+    assert space.get("_silu_kernel.BLOCK").free and space.get("_silu_kernel.num_warps").free
+    out = apply_assignment(space, {"_silu_kernel.BLOCK": 512, "_silu_kernel.num_warps": 4})
+    assert changed_lines(path.read_text(), out) == ['BLOCK = kwargs.pop("BLOCK", 512)',
+                                                    "return _launch_silu(x, out, num_warps=4)"]
+    got = received(write(tmp_path, path.name, out))
+    assert (got["BLOCK"], got["num_warps"]) == (512, 4)
+
+
 def test_a_dtype_compared_with_is_takes_its_branch(tmp_path):
     # vLLM's `if q.dtype is torch.float32: BLOCK = BLOCK // 2` (probe round 21): `is` was known
     # only against None, so BLOCK was "assigned 2 times ... no integer literal decides it".

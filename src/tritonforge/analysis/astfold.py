@@ -71,5 +71,7 @@ def bind_call(fn: ast.FunctionDef, call: ast.Call, skip: int = 0) -> dict[str, a
             out[kw.arg] = kw.value
     if fn.args.kwarg is not None and not any(kw.arg is None for kw in call.keywords):
         # `**kw` receives the keywords no parameter takes: a dict of them, as written at the call.
-        out[fn.args.kwarg.arg] = ast.Dict([ast.Constant(kw.arg) for kw in extra], [kw.value for kw in extra])
+        # Placed at the call, as the caller's other arguments are (replay reads it in the caller).
+        made = ast.Dict([ast.Constant(kw.arg) for kw in extra], [kw.value for kw in extra])
+        out[fn.args.kwarg.arg] = ast.copy_location(made, call)
     return out

@@ -373,7 +373,9 @@ class Replay(TableReplay):
             if isinstance(owner, ModuleGlobals) and func.attr == "get" and node.args and not node.keywords:
                 got = self.global_named(self.eval(node.args[0], frame))
                 return got if got is not MISSING else self.eval(node.args[1], frame) if len(node.args) > 1 else None
-            if isinstance(owner, (LazyDict, dict)) and func.attr == "get" and node.args:
+            # `.pop(key, default)` reads as `.get`: the launcher's `**kwargs`, which pops, is
+            # taken as its caller passed it (`Replay.function_frame`), not as captured after.
+            if isinstance(owner, (LazyDict, dict)) and func.attr in ("get", "pop") and node.args:
                 key = self.eval(node.args[0], frame)
                 got = owner.lookup(key) if isinstance(owner, LazyDict) else self.force(self._subscript_dict(owner, key))
                 if got is MISSING or got is UNKNOWN and not isinstance(owner, LazyDict):

@@ -89,6 +89,11 @@ class StatementReplay:
             if frame.values.get(p.arg, UNKNOWN) is UNKNOWN and p.arg in (given or {}).get(fn.name, {}):
                 expr, caller = given[fn.name][p.arg]  # type: ignore[index]
                 frame.values[p.arg] = Thunk(expr, self.function_frame(caller, expr.lineno, given=given))
+        kw = fn.args.kwarg
+        if kw is not None and args is None and kw.arg in (given or {}).get(fn.name, {}) and _popped(fn, kw.arg):
+            # `BLOCK = kwargs.pop("BLOCK", 128)`: the captured `kwargs` is what the pops left.
+            expr, caller = given[fn.name][kw.arg]  # type: ignore[index]
+            frame.values[kw.arg] = Thunk(expr, self.function_frame(caller, expr.lineno, given=given))
         self._bind_self(fn, frame)
         self._statements(fn.body, frame, stop_line, ())
         return frame
@@ -477,3 +482,9 @@ def copy_frame(frame: Frame) -> Frame:
 
 def contains_line(s: ast.stmt, line: int) -> bool:
     return s.lineno <= line <= (s.end_lineno or s.lineno)
+
+
+def _popped(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether `fn`'s body calls `name.pop(...)`."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "pop"
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == name for n in walk_local(fn))
