@@ -78,6 +78,10 @@ STYLES = FIXTURES / "problems" / "styles"
     ("run_api.py", "_gate_kernel.run("),  # kernel.run(..., grid=grid, warmup=False)
     ("torch_ops_custom_op.py", "_BLOCK_SIZE = "),  # torch.ops.NS.NAME(...) of the file's custom_op
     ("record_through_helpers.py", "return KernelConfig("),  # a factory's record passed down two helpers
+    # Configs built by code (attorch's warps_kernel_configs()) under a heuristic the first
+    # round moves: the second round's best is a launch move, captured too, so its configs
+    # are still read (they were "built by code, not written as a list" and the run stopped).
+    ("attorch_warps_heuristics.py", "@triton.autotune(configs=["),
     ("module_instance_override.py", "_op = LeakyReLU("),  # a class attribute overridden per instance
     ("autograd_backward_ctx.py", "BLOCK_SIZE = "),  # forward's values, saved on ctx for backward's kernel
     ("mapping_subclass_cfg.py", "CFG = LaunchConfig("),  # **CFG of a collections.abc.Mapping subclass

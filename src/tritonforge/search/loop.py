@@ -252,10 +252,11 @@ class Search:
         return len(state.history)
 
     def _capture_rewrite(self, state: SearchState, c: Candidate) -> None:
-        """A rewritten file's own launches, once, so the tuners can replay the launch values its
-        host code computes (a recipe's new locals, say in a loop over chunks of rows)."""
-        if (c.origin not in {s.name for s in self.strategies if s.rewrites} or c.key in state.captured_rewrites
-                or not any(s.tunes for s in self.strategies)):
+        """A file other than the baseline, once, its own launches, so the tuners can replay the
+        launch values its host code computes (a recipe's new locals, say in a loop over chunks
+        of rows) and read what only a run shows (configs built by code, which a launch move of
+        another value, a heuristic's, leaves as they were but cannot vouch for unseen)."""
+        if c.origin == BASELINE or c.key in state.captured_rewrites or not any(s.tunes for s in self.strategies):
             return
         captured = self.executor.capture(self.path_of(c))
         state.captured_rewrites[c.key] = {} if captured.failures else captured.launches
