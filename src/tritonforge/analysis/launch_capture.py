@@ -341,7 +341,7 @@ def _make_record(kernel: Any, args: tuple, kwargs: dict[str, Any], native: Calla
     bound.apply_defaults()
     meta = dict(bound.arguments)  # what the JIT hands a grid callable
     flags = _param_flags(kernel, sig)
-    for k in _LAUNCH_OPTIONS:  # a kernel parameter named like an option is both (Triton's fused-softmax tutorial)
+    for k in _LAUNCH_OPTIONS:  # a kernel parameter named like an option is both (Triton's softmax tutorial)
         if k in params and params[k] is not None:
             options.setdefault(k, params[k])
     given = tuple(k for k in _LAUNCH_OPTIONS if options.get(k) is not None)

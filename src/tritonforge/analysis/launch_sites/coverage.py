@@ -90,6 +90,9 @@ def _less(test: ast.expr, raises: bool) -> tuple[str, str] | None:
     left, op, right = test.left, test.ops[0], test.comparators[0]
     if not (isinstance(left, ast.Name) and isinstance(right, ast.Name)):
         return None
-    forms = {ast.Lt: (left, right), ast.Gt: (right, left)} if raises else {ast.GtE: (left, right), ast.LtE: (right, left)}
+    if raises:
+        forms = {ast.Lt: (left, right), ast.Gt: (right, left)}
+    else:
+        forms = {ast.GtE: (left, right), ast.LtE: (right, left)}
     pair = forms.get(type(op))
     return (pair[0].id, pair[1].id) if pair else None

@@ -12,9 +12,9 @@ from typing import Any
 from tritonforge.analysis.launch_sites.coverage import host_floors
 from tritonforge.analysis.launch_sites.launches import (Launch, Use, divisor_literals, grid_form, grid_literals,
                                                        insertion_point)
-from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DEFAULT_STAGES, DEFAULT_WARPS, DOT_MIN, DOT_ROLES, MAX_TENSOR_NUMEL,
-                                                     STAGES, TILE_ROLES, WARPS, ConfigSpec, KernelFacts, LaunchSite,
-                                                     Span, Tunable, is_pow2)
+from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DEFAULT_STAGES, DEFAULT_WARPS, DOT_MIN,
+                                                     DOT_ROLES, MAX_TENSOR_NUMEL, STAGES, TILE_ROLES, WARPS, ConfigSpec,
+                                                     KernelFacts, LaunchSite, Span, Tunable, is_pow2)
 from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
 from tritonforge.analysis.launch_sites.replay_statements import Given
 from tritonforge.analysis.launch_sites.runtime import RECEIVED, ReplayedValue, Runtime, replay_value
@@ -63,7 +63,8 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
                 _replay(module, launch, u, occurrence, runtime, verify)
                 if u.replayed is None and verify:
                     _absent_option(module, launch, u, occurrence, runtime)
-                if u.replayed is None and verify and u.resolved.kind != "insert":  # what ran is this file's only if captured from it
+                # What ran is this file's only if captured from it.
+                if u.replayed is None and verify and u.resolved.kind != "insert":
                     _as_run(u, occurrence, runtime)
             uses.append(u)
             if u.replayed is not None and runtime is not None:
