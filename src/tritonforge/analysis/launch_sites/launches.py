@@ -346,7 +346,7 @@ def _launch(module: SourceModule, call: ast.Call, scope: Scope, facts: KernelFac
             options[kw.arg] = kw.value
     launch = Launch(call, scope, facts, {k: module.text(v) for k, v in {**bound, **options}.items()}, grid,
                     spread=spread)
-    _add_uses(module, launch, bound, options, opaque, spread)
+    _add_uses(module, launch, bound, options, opaque)
     return launch
 
 
@@ -368,10 +368,11 @@ def _positional(module: SourceModule, call: ast.Call, scope: Scope) -> list[ast.
 
 
 def _add_uses(module: SourceModule, launch: Launch, bound: dict[str, ast.expr], options: dict[str, ast.expr],
-              opaque: str = "", spread: ast.expr | None = None) -> None:
+              opaque: str = "") -> None:
     # A key of an opaque spread is looked up by replay (`**TILING.meta()`, a method's dict
     # literal), where the launches were captured: `spread["BLOCK"]`, unknown until then.
     def opaque_use(key: str) -> tuple[Resolved, ast.expr | None]:
+        spread = launch.spread
         expr = ast.Subscript(spread, ast.Constant(key), ast.Load()) if spread is not None else None
         return Resolved("unknown", ast.unparse(expr) if expr else "",
                         f"{key} may come from {opaque}, whose keys the file does not say"), expr
