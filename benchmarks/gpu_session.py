@@ -48,6 +48,8 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         ("env", ["bash", "-c", "nvidia-smi; python3 -c 'import torch, triton, numpy; "
                  "print(torch.__version__, triton.__version__, numpy.__version__)'; ncu --version | tail -1"], 5),
         ("matmul_probe", [PY, "benchmarks/matmul_probe.py", str(out / "matmul_probe.json")], 40),
+        # What a recipe could still add above the matmul example's best on Hopper (issue 13, s22).
+        ("matmul_variants", [PY, "benchmarks/matmul_variants.py", str(out / "matmul_variants.json")], 90),
         # Why the evaluator's and do_bench's speedups differed (issue 12): four pairs, protocol by protocol.
         ("timing_protocol", [PY, "benchmarks/timing_protocol.py", str(out / "timing_protocol.json"),
                              "--seconds", "200"], 230),
@@ -131,7 +133,7 @@ def pack(out: Path, to: Path) -> None:
         for extra in ("session.json", "corpus_ratios.json", "ratios.json", "matmul_probe.json", "adversarial.json",
                       "timing_protocol.json", "timing_protocol_matmul.json", "agreement.json", "fresh_inputs.json",
                       "fresh_inputs_two_stage.json", "log_softmax_probe.json", "agreement_matmul_1.json",
-                      "agreement_matmul_2.json", "agreement_matmul_3.json", "col_sum_probe.json"):
+                      "agreement_matmul_2.json", "agreement_matmul_3.json", "col_sum_probe.json", "matmul_variants.json"):
             if (out / extra).exists():
                 tar.add(out / extra, arcname=extra)
     part.replace(to)
