@@ -13,7 +13,7 @@ from tests.conftest import EXAMPLES, ROOT
 from tests.strategies.judged import assert_correct, refusal
 from tritonforge.strategies.launch.rewrite import rewrite as move_launch
 from tritonforge.strategies.recipes import Rewrite
-from tritonforge.strategies.recipes.persistent import PersistentGrid
+from tritonforge.strategies.recipes.persistent_grid import PersistentGrid
 
 CORPUS = ROOT / "benchmarks" / "corpus"
 ROWS = CORPUS / "row_scale_many_rows.py"
@@ -91,8 +91,8 @@ def test_recipe_persistent_grid_refuses_what_would_not_be_the_same_computation(e
     assert why in refusal(PersistentGrid(), source, ENTRY, edit)
 
 
-def test_recipe_persistent_grid_refuses_matmuls_2d_grids_and_kernels_made_persistent():
-    assert "has tl.dot" in PersistentGrid().rewrite((EXAMPLES / "matmul.py").read_text(), "matmul")
+def test_recipe_persistent_grid_refuses_2d_grids_and_kernels_made_persistent():
+    # (a tiled tl.dot kernel's 2-D grid is looped over: test_recipe_persistent_tiles.py)
     assert "axis other than" in PersistentGrid().rewrite((CORPUS / "embedding_out.py").read_text(), "embedding")
     once = PersistentGrid().rewrite(ROWS.read_text(), ENTRY).source
     assert "already loops over programs" in PersistentGrid().rewrite(once, ENTRY)

@@ -1,4 +1,5 @@
-"""A persistent grid for launches of many tiny programs.
+"""A persistent grid for launches of many tiny programs (the rows part of `persistent_grid`),
+and the loop over program ids other recipes share.
 
 A kernel launched with one program per row of a tensor with a million short rows pays the
 start of a million programs, each of which moves a few hundred bytes. Persistent, the
@@ -10,9 +11,8 @@ tune), passing the original number of programs as `N_TILES`. On CPU tensors (Tri
 interpreter) it starts 4, so the loop really takes more than one id per program.
 
 Applies only where each program's work depends on nothing but its id: a 1-D grid, one read
-of `tl.program_id(0)` and none of another axis or of `tl.num_programs`, no `return`, no
-`tl.dot` (matmuls are left to the tile recipes), and no helper in the file that reads its
-own program id. A parameter the kernel moves (`x += row * stride`) becomes a copy made
+of `tl.program_id(0)` and none of another axis or of `tl.num_programs`, no `return`, and no
+helper in the file that reads its own program id (`tl.dot` kernels take persistent_tiles.py). A parameter the kernel moves (`x += row * stride`) becomes a copy made
 for each id, since the loop would otherwise carry it from one id to the next.
 """
 
@@ -26,9 +26,8 @@ from typing import Mapping
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, program_axis
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
-from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.exprs import single_assignments
-from tritonforge.strategies.recipes.host import each_kernel, fresh_name, insert_before, per_launch, statement_of
+from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch, statement_of
 
 # Programs per SM, the most `programs_per_sm` starts at: 32 is as many blocks as an SM of an
 # H100/H200 holds at once. Fewer leave an SM's latency of a tiny program uncovered (a trial
@@ -44,32 +43,13 @@ CPU_PROGRAMS = 4  # programs on CPU tensors: few, so each takes several ids
 TILES = "N_TILES"
 
 
-class PersistentGrid(Recipe):
-    name = "persistent_grid"
-    rounding = ""  # each id runs the same code as before, in its own iteration
-    points_to = frozenset({"wave_quantization", "memory_bound_far_from_peak", "latency_bound_little_in_flight"})
-
-    def rewrite(self, source: str, entry: str) -> Rewrite | str:
-        ks = KernelSource(source)
-        tl, torch = ks.alias("triton.language"), torch_alias(ks.tree)
-        if tl is None or torch is None:
-            return "torch and triton.language are not both imported under a name"
-        taken = _host_names(ks)
-
-        def loop(kernel: Kernel) -> list[Edit] | str:
-            host = _why_not(ks, kernel) or per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, torch, taken))
-            return host if isinstance(host, str) else _kernel_edits(ks, kernel, tl) + [e for h in host for e in h]
-
-        found = each_kernel(ks, loop)
-        if isinstance(found, str):
-            return found
-        edits, done = found
-        note = (f"{', '.join(done)}: persistent grid, up to {PER_SM} programs per SM (as many as its warps let "
-                f"one hold) looping over the original program ids")
-        return Rewrite(apply_edits(source, edits), note)
+def row_edits(ks: KernelSource, kernel: Kernel, tl: str, torch: str, taken: set[str]) -> list[Edit] | str:
+    """The edits that make a kernel of one program per id and its launches persistent, or why not."""
+    host = _why_not(ks, kernel) or per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, torch, taken))
+    return host if isinstance(host, str) else _kernel_edits(ks, kernel, tl) + [e for h in host for e in h]
 
 
-def _host_names(ks: KernelSource) -> set[str]:
+def host_names(ks: KernelSource) -> set[str]:
     """Names the host code uses (kernel bodies left out: their names are not the entry's)."""
     kernels = {id(k.fn) for k in ks.kernels.values()}
     stack, names = [ks.tree], set()
@@ -94,8 +74,6 @@ def tl_calls(ks: KernelSource, fn: ast.FunctionDef, op: str) -> list[ast.Call]:
 def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
     """Why running this kernel's body once per id in a loop would not be the same computation."""
     fn = kernel.fn
-    if tl_calls(ks, fn, "dot"):
-        return "has tl.dot: a matmul's tiles are left to the tile recipes"
     if tl_calls(ks, fn, "num_programs") or TILES in kernel.params:
         return "already loops over programs (reads tl.num_programs)"
     ids = tl_calls(ks, fn, "program_id")
@@ -103,9 +81,14 @@ def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
         return "reads tl.program_id on an axis other than a constant 0 (a grid of more than one axis)"
     if len(ids) != 1:
         return "reads tl.program_id(0) more than once" if ids else "never reads tl.program_id: no per-program work"
+    return loop_refusal(ks, fn)
+
+
+def loop_refusal(ks: KernelSource, fn: ast.FunctionDef) -> str | None:
+    """Why a body that reads its ids as it should still could not run in a loop over them."""
     if any(isinstance(n, ast.Return) for n in ast.walk(fn)):
         return "returns early: in a loop over ids that would skip the ids after it"
-    helper = _helper_reading_ids(ks, fn, set())
+    helper = helper_reading_ids(ks, fn, set())
     if helper:
         return f"calls {helper}, which reads its own program id"
     if fn.args.kwonlyargs or fn.args.vararg or fn.args.kwarg or fn.args.defaults:
@@ -113,7 +96,7 @@ def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
     return None
 
 
-def _helper_reading_ids(ks: KernelSource, fn: ast.FunctionDef, seen: set[str]) -> str | None:
+def helper_reading_ids(ks: KernelSource, fn: ast.FunctionDef, seen: set[str]) -> str | None:
     """A @triton.jit function of this file that `fn` calls (directly or not) and that reads
     tl.program_id or tl.num_programs: inside it the id would be the program's, not the loop's."""
     for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
@@ -122,7 +105,7 @@ def _helper_reading_ids(ks: KernelSource, fn: ast.FunctionDef, seen: set[str]) -
             continue
         seen.add(helper.name)
         if tl_calls(ks, helper.fn, "program_id") or tl_calls(ks, helper.fn, "num_programs") \
-                or _helper_reading_ids(ks, helper.fn, seen):
+                or helper_reading_ids(ks, helper.fn, seen):
             return helper.name
     return None
 
@@ -176,8 +159,8 @@ def loop_over_ids(ks: KernelSource, kernel: Kernel, tl: str, loop: IdLoop, taken
     shift = first.lineno - 1  # the region's line 1 is the body's first line
     var, read_id = _loop_variable(ks, kernel, tl, loop.var, taken, list(replace), shift)
     pad = " " * first.col_offset
-    start, copies = _own_copies(kernel, body, shift, pad)
-    inner = [Edit(_shifted(s, shift), text) for s, text in replace.items()] + read_id + copies
+    start, copies = own_copies(kernel, body, shift, pad)
+    inner = [Edit(shifted(s, shift), text) for s, text in replace.items()] + read_id + copies
     looped = textwrap.indent(start + apply_edits(region, inner), "    ")  # whole lines, still ending in "\n"
     # The text ends without a line end: the body's last line keeps its own (`end` stops before it).
     text = ("".join(f"{pad}{s}\n" for s in loop.before)
@@ -194,7 +177,7 @@ def body_place(ks: KernelSource, body: list[ast.stmt]) -> Place:
     return Place(body[0].lineno, 0, last, end)
 
 
-def _shifted(node: ast.AST, shift: int) -> Place:
+def shifted(node: ast.AST, shift: int) -> Place:
     """Where `node` is written in the body's region, whose line 1 is the file's line shift + 1."""
     return Place(node.lineno - shift, node.col_offset, node.end_lineno - shift, node.end_col_offset)
 
@@ -212,17 +195,17 @@ def _loop_variable(ks: KernelSource, kernel: Kernel, tl: str, name: str, taken: 
     if any(n is call for s in replaced for n in ast.walk(s)):  # an id read only by a replaced statement goes with it
         return var, []
     # The loop variable stands in for the id (a plain int in the interpreter: tl.cast makes it a tensor).
-    return var, [Edit(_shifted(call, shift), f"{tl}.cast({var}, {tl}.int32)")]
+    return var, [Edit(shifted(call, shift), f"{tl}.cast({var}, {tl}.int32)")]
 
 
-def _own_copies(kernel: Kernel, body: list[ast.stmt], shift: int, pad: str) -> tuple[str, list[Edit]]:
+def own_copies(kernel: Kernel, body: list[ast.stmt], shift: int, pad: str) -> tuple[str, list[Edit]]:
     """A parameter the body moves (`x += row * stride`) becomes a copy made for each id: moved in
     place it would carry to the next id (and Triton rejects a carried value whose type changes).
     The lines that make the copies, and the edits of the region that use them."""
     local = local_names(kernel.fn)
     copies = {p: fresh_name(f"{p}_tile", local) for p in moved_params(kernel)}
     start = "".join(f"{pad}{c} = {p}  # this id's own copy of {p}\n" for p, c in copies.items())
-    return start, [Edit(_shifted(n, shift), copies[n.id])
+    return start, [Edit(shifted(n, shift), copies[n.id])
                    for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id in copies]
 
 
@@ -262,7 +245,7 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, ta
     tile = _tile_in_count(ks, kernel, call, tiles)
     if tile:
         return f"its number of programs follows {tile}, which its launch passes: fewer, larger programs are a launch move"
-    device = _device_argument(ks, kernel, call)
+    device = device_argument(ks, kernel, call)
     if device is None:
         return "no pointer argument named at its launch to read the device from"
     n, per_sm, programs = (fresh_name(s, taken) for s in ("n_tiles", "programs_per_sm", "programs"))
@@ -327,6 +310,15 @@ def _tile_in_count(ks: KernelSource, kernel: Kernel, call: ast.Call, count: ast.
 
 def _program_count(ks: KernelSource, kernel: Kernel, call: ast.Call, stmt: ast.stmt) -> ast.expr | str:
     """The expression for the grid's number of programs, evaluated where the launch is."""
+    axes = grid_axes(ks, kernel, call, stmt)
+    if isinstance(axes, str):
+        return axes
+    return axes[0] if len(axes) == 1 else "its grid is not 1-D"
+
+
+def grid_axes(ks: KernelSource, kernel: Kernel, call: ast.Call, stmt: ast.stmt) -> list[ast.expr] | str:
+    """The expressions for the grid's number of programs on each axis, evaluated where the
+    launch is."""
     grid = call.func.slice
     if isinstance(grid, ast.Name):
         fn = next((f for f in ast.walk(ks.tree) if isinstance(f, ast.FunctionDef) and f.name not in ks.kernels
@@ -334,32 +326,31 @@ def _program_count(ks: KernelSource, kernel: Kernel, call: ast.Call, stmt: ast.s
         sets = [s.value for s in ast.walk(fn) if isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == grid.id] if fn else []
         if sets and all(isinstance(v, (ast.Tuple, ast.List)) for v in sets):
-            if any(len(v.elts) != 1 for v in sets):
-                return "its grid is not 1-D"
-            # Its expression, written again at the launch, where nothing it reads was set since;
-            # otherwise the tuple's own entry.
+            if len({len(v.elts) for v in sets}) != 1:
+                return "its grid is set to tuples of different lengths"
+            # Its expressions, written again at the launch, where nothing they read was set since;
+            # otherwise the tuple's own entries.
             changed = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                        and sets[0].lineno < n.lineno <= stmt.lineno}
             if len(sets) == 1 and not any(isinstance(n, ast.Name) and n.id in changed for n in ast.walk(sets[0])):
-                return copy.deepcopy(sets[0].elts[0])
-            return ast.Subscript(ast.Name(grid.id, ast.Load()), ast.Constant(0), ast.Load())
+                return [copy.deepcopy(e) for e in sets[0].elts]
+            return [ast.Subscript(ast.Name(grid.id, ast.Load()), ast.Constant(i), ast.Load())
+                    for i in range(len(sets[0].elts))]
         if len(sets) != 1 or not isinstance(sets[0], ast.Lambda):
             return f"its grid '{grid.id}' is not set, in the launching function, to tuples or to one lambda"
         grid = sets[0]
     if isinstance(grid, ast.Lambda):
-        return _lambda_count(ks, kernel, call, grid)
+        return _lambda_axes(ks, kernel, call, grid)
     if not isinstance(grid, (ast.Tuple, ast.List)):
         return "its grid is neither a tuple, a lambda, nor a name set to them"
-    return copy.deepcopy(grid.elts[0]) if len(grid.elts) == 1 else "its grid is not 1-D"
+    return [copy.deepcopy(e) for e in grid.elts]
 
 
-def _lambda_count(ks: KernelSource, kernel: Kernel, call: ast.Call, grid: ast.Lambda) -> ast.expr | str:
-    """A `lambda meta: (e,)` grid's e, with each `meta["NAME"]` replaced by the launch's argument
+def _lambda_axes(ks: KernelSource, kernel: Kernel, call: ast.Call, grid: ast.Lambda) -> list[ast.expr] | str:
+    """A `lambda meta: (e, ...)` grid's entries, each with each `meta["NAME"]` replaced by the launch's argument
     for NAME (the value Triton would pass it); refused where the autotuner or heuristics set it."""
     if len(grid.args.args) != 1 or not isinstance(grid.body, (ast.Tuple, ast.List)):
         return "its grid lambda does not take one argument and return a tuple"
-    if len(grid.body.elts) != 1:
-        return "its grid is not 1-D"
     meta, args = grid.args.args[0].arg, call_arguments(call, kernel.params)
 
     class Meta(ast.NodeTransformer):
@@ -374,14 +365,14 @@ def _lambda_count(ks: KernelSource, kernel: Kernel, call: ast.Call, grid: ast.La
             return self.generic_visit(node)
 
     swap = Meta()
-    count = swap.visit(copy.deepcopy(grid.body.elts[0]))
-    if swap.missing or any(isinstance(n, ast.Name) and n.id == meta for n in ast.walk(count)):
+    axes = [swap.visit(copy.deepcopy(e)) for e in grid.body.elts]
+    if swap.missing or any(isinstance(n, ast.Name) and n.id == meta for e in axes for n in ast.walk(e)):
         return f"its grid reads {', '.join(swap.missing) or meta} from the launch's meta-parameters, " \
                f"not passed at the launch (set by the autotuner or heuristics)"
-    return count
+    return axes
 
 
-def _device_argument(ks: KernelSource, kernel: Kernel, call: ast.Call) -> str | None:
+def device_argument(ks: KernelSource, kernel: Kernel, call: ast.Call) -> str | None:
     """A name the launch passes for a pointer the kernel loads or stores through (a tensor)."""
     env = single_assignments(kernel.fn.body)
     args = call_arguments(call, kernel.params)

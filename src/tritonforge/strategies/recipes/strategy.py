@@ -11,7 +11,7 @@ from tritonforge.strategies.base import Candidate, SearchState, Strategy
 from tritonforge.strategies.recipes.base import Recipe, Rewrite
 from tritonforge.strategies.recipes.fuse_elementwise import FuseElementwise
 from tritonforge.strategies.recipes.hints import Hints
-from tritonforge.strategies.recipes.persistent import PersistentGrid
+from tritonforge.strategies.recipes.persistent_grid import PersistentGrid
 from tritonforge.strategies.recipes.reverse_pass import ReversePass
 from tritonforge.strategies.recipes.row_one_pass import RowOnePass
 from tritonforge.strategies.recipes.row_online import RowOnline

@@ -1,0 +1,118 @@
+"""The persistent grid for tiled products, the part of `persistent_grid` for `tl.dot` kernels.
+
+A matmul launched one program per output tile on a 2-D grid starts thousands of programs
+(2048 of 128x256 at 8192^3), and each fills its load pipeline from empty and drains it at
+its end before the program after it can begin on that SM. Persistent, the kernel runs its
+body in a loop over the tiles, `for tile_id in range(tl.program_id(0), N_TILES,
+tl.num_programs(0))`, on one program per SM (`programs_per_sm`, a line of its own), so one
+program's next tile follows its last with no start between.
+
+The tiles are numbered in the launch's order (axis 0 fastest): tile t is the program
+(t % TILES_0, t // TILES_0) of the original grid. At any moment the programs work on
+consecutive tiles, the ones the 2-D launch would have run together, so what they share in
+L2 is unchanged; a grouped order (tile_order's `tl.swizzle2d` over `tl.num_programs`) stays
+grouped, its `tl.num_programs` reads becoming the original grid's sizes.
+
+Applies to a kernel with `tl.dot` whose grid has one or two axes, each id read once, with no
+`return`, no helper of the file that reads its own id, and a launch whose grid sizes are
+readable at the launch (tuples, a name set to one, or a lambda of arguments the launch
+passes).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from tritonforge.analysis.kernel_source import Kernel, KernelSource, program_axis
+from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keywords
+from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch, statement_of
+from tritonforge.strategies.recipes.persistent import (TILES, body_place, device_argument, grid_axes, kernel_body,
+                                                       local_names, loop_refusal, own_copies, program_count, shifted,
+                                                       tl_calls)
+
+AXIS0 = "TILES_0"  # the original grid's programs on its first axis
+# One program per SM: a tile of 128x256 with three stages of A and B fills most of an SM's
+# shared memory, so a second would not fit beside it.
+PER_SM = 1
+
+
+def tile_edits(ks: KernelSource, kernel: Kernel, tl: str, torch: str, taken: set[str]) -> list[Edit] | str:
+    """The edits that make a tiled `tl.dot` kernel and its launches persistent, or why not."""
+    why = _why_not(ks, kernel)
+    if why:
+        return why
+    axes = 1 + max(program_axis(c) for c in tl_calls(ks, kernel.fn, "program_id"))
+    host = per_launch(ks, kernel, lambda call: _host_edits(ks, kernel, call, torch, taken, axes))
+    if isinstance(host, str):
+        return host
+    return _kernel_edits(ks, kernel, tl, axes) + [e for h in host for e in h]
+
+
+def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
+    fn = kernel.fn
+    if TILES in kernel.params or AXIS0 in kernel.params:
+        return "already loops over its tiles"
+    ids = tl_calls(ks, fn, "program_id")
+    if not ids:
+        return "never reads tl.program_id: no per-tile work"
+    reads = [program_axis(c) for c in ids]
+    if any(a not in (0, 1) for a in reads) or sorted(reads) != list(range(len(reads))):
+        return "does not read tl.program_id(0) (and (1)) once each: a grid of other axes"
+    if any(program_axis(c) not in reads for c in tl_calls(ks, fn, "num_programs")):
+        return "reads tl.num_programs of an axis whose id it does not read"
+    return loop_refusal(ks, fn)
+
+
+def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str, axes: int) -> list[Edit]:
+    """The body in a loop over the tiles, each id and program count read from the tile number."""
+    body = kernel_body(kernel)
+    first, last = body[0], body[-1]
+    lines = ks.source.splitlines(keepends=True)
+    region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n") + "\n"
+    shift = first.lineno - 1
+    var = fresh_name("tile_id", local_names(kernel.fn))
+    # The loop variable is a plain int in the interpreter: tl.cast makes each id a tensor there.
+    ids = {0: f"{tl}.cast({var} % {AXIS0}, {tl}.int32)", 1: f"{tl}.cast({var} // {AXIS0}, {tl}.int32)"} \
+        if axes == 2 else {0: f"{tl}.cast({var}, {tl}.int32)"}
+    counts = {0: AXIS0, 1: f"({TILES} // {AXIS0})"} if axes == 2 else {0: TILES}
+    pad = " " * first.col_offset
+    start, copies = own_copies(kernel, body, shift, pad)
+    inner = [Edit(shifted(c, shift), ids[program_axis(c)]) for c in tl_calls(ks, kernel.fn, "program_id")]
+    inner += [Edit(shifted(c, shift), counts[program_axis(c)]) for c in tl_calls(ks, kernel.fn, "num_programs")]
+    looped = textwrap.indent(start + apply_edits(region, inner + copies), "    ").rstrip("\n")
+    text = (f"{pad}for {var} in range({tl}.program_id(0), {TILES}, {tl}.num_programs(0)):"
+            f"  # persistent: tiles in the launch's order, strided by num_programs\n{looped}")
+    return [append_parameter(kernel.fn, f"{TILES}, {AXIS0}" if axes == 2 else TILES), Edit(body_place(ks, body), text)]
+
+
+def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, taken: set[str],
+                axes: int) -> list[Edit] | str:
+    """Before the launch: the original grid's tiles and the persistent count; the launch takes
+    a grid of that count and passes the tiles (and the first axis's size)."""
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return "its launch passes arguments with * or **"
+    stmt = statement_of(ks.tree, call)
+    if stmt is None:
+        return "its launch is not inside a function's statements"
+    sizes = grid_axes(ks, kernel, call, stmt)
+    if isinstance(sizes, str):
+        return sizes
+    if len(sizes) > axes and any(not (isinstance(s, ast.Constant) and s.value == 1) for s in sizes[axes:]):
+        return f"its grid has {len(sizes)} axes, its kernel reads {axes}"
+    device = device_argument(ks, kernel, call)
+    if device is None:
+        return "no pointer argument named at its launch to read the device from"
+    n, per_sm, programs = (fresh_name(s, taken) for s in ("n_tiles", "programs_per_sm", "programs"))
+    first = ast.unparse(sizes[0])
+    lines = []
+    if axes == 2:
+        first = fresh_name("tiles_0", taken)
+        lines.append(f"{first} = {ast.unparse(sizes[0])}  # the tiles on the grid's first axis (persistent_grid)")
+    count = f"{first} * ({ast.unparse(sizes[1])})" if axes == 2 and len(sizes) > 1 else first
+    lines += program_count((n, per_sm, programs), count, PER_SM, device, torch,
+                           ("the tiles the kernel loops over: the programs its grid had (persistent_grid)",
+                            "on CPU tensors (the interpreter) a few, each taking several tiles"))
+    passed = [(TILES, n)] + ([(AXIS0, first)] if axes == 2 else [])
+    return [insert_before(stmt, lines), Edit(Place.of(call.func.slice), f"({programs},)"),
+            insert_keywords(call, passed, order=1)]
