@@ -13,10 +13,13 @@ consecutive tiles, the ones the 2-D launch would have run together, so what they
 L2 is unchanged; a grouped order (tile_order's `tl.swizzle2d` over `tl.num_programs`) stays
 grouped, its `tl.num_programs` reads becoming the original grid's sizes.
 
-Applies to a kernel with `tl.dot` whose grid has one or two axes, each id read once, with no
-`return`, no helper of the file that reads its own id, and a launch whose grid sizes are
-readable at the launch (tuples, a name set to one, or a lambda of arguments the launch
-passes).
+Applies to a kernel with `tl.dot` that loads its tiles through tensor descriptors (the tma
+recipe's kernel, the form Triton's persistent-matmul tutorial loops over): with the pointer
+loads and small tiles a file often starts from, one program per SM would leave each SM
+short of work, and the candidate would only spend a slot of the search's first round. Its
+grid has one or two axes, each id read once, with no `return`, no helper of the file that
+reads its own id, and a launch whose grid sizes are readable at the launch (tuples, a name
+set to one, or a lambda of arguments the launch passes).
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
     fn = kernel.fn
     if TILES in kernel.params or AXIS0 in kernel.params:
         return "already loops over its tiles"
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "load"
+               and isinstance(n.func.value, ast.Name) and n.func.value.id in kernel.params for n in ast.walk(fn)):
+        return "loads no tile through a tensor descriptor (run the tma recipe first)"
     ids = tl_calls(ks, fn, "program_id")
     if not ids:
         return "never reads tl.program_id: no per-tile work"
