@@ -12,8 +12,9 @@ interpreter) it starts 4, so the loop really takes more than one id per program.
 
 Applies only where each program's work depends on nothing but its id: a 1-D grid, one read
 of `tl.program_id(0)` and none of another axis or of `tl.num_programs`, no `return`, and no
-helper in the file that reads its own program id (`tl.dot` kernels take persistent_tiles.py). A parameter the kernel moves (`x += row * stride`) becomes a copy made
-for each id, since the loop would otherwise carry it from one id to the next.
+helper in the file that reads its own program id (`tl.dot` kernels take persistent_tiles.py).
+A parameter the kernel moves (`x += row * stride`) becomes a copy made for each id, since
+the loop would otherwise carry it from one id to the next.
 """
 
 from __future__ import annotations
