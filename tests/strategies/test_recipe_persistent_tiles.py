@@ -1,7 +1,8 @@
 """The persistent_grid recipe on tiled products (`-k recipe`): a `tl.dot` kernel that loads its
-tiles through tensor descriptors, launched one program per output tile, loops over the tiles in the launch's order on one program per SM (4
-programs on CPU tensors, so in the interpreter each takes several tiles); a grouped order
-stays grouped; correct in Triton's interpreter, refused where the loop would differ."""
+tiles through tensor descriptors, launched one program per output tile, loops over the tiles
+in the launch's order on one program per SM (4 programs on CPU tensors, so in the
+interpreter each takes several tiles); a grouped order stays grouped; correct in Triton's
+interpreter, refused where the loop would differ."""
 
 from __future__ import annotations
 

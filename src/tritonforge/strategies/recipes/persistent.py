@@ -23,7 +23,7 @@ import ast
 import copy
 import textwrap
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, call_arguments, program_axis
 from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keyword
@@ -148,17 +148,25 @@ class IdLoop:
 
 
 def loop_over_ids(ks: KernelSource, kernel: Kernel, tl: str, loop: IdLoop, taken: set[str],
-                  replace: Mapping[ast.stmt, str] | None = None) -> Edit:
+                  replace: Mapping[ast.stmt, str] | None = None,
+                  reads: Callable[[str], Mapping[ast.Call, str]] | None = None) -> Edit:
     """The edit that runs the kernel's body once per id, `for var in range(tl.program_id(0),
     bound, tl.num_programs(0))`, between `loop.before` and `loop.after`; each top-level
-    statement of `replace` is written as its text. `taken`: names the loop variable avoids."""
+    statement of `replace` is written as its text. `taken`: names the loop variable avoids.
+    `reads`, given the loop variable, says what each tl.program_id and tl.num_programs call
+    of the body becomes (a tiled loop's ids); without it the one tl.program_id(0) becomes the
+    loop variable."""
     replace = replace or {}
     body = kernel_body(kernel)
     first, last = body[0], body[-1]
     lines = ks.source.splitlines(keepends=True)
     region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n") + "\n"
     shift = first.lineno - 1  # the region's line 1 is the body's first line
-    var, read_id = _loop_variable(ks, kernel, tl, loop.var, taken, list(replace), shift)
+    if reads is None:
+        var, read_id = _loop_variable(ks, kernel, tl, loop.var, taken, list(replace), shift)
+    else:
+        var = fresh_name(loop.var, taken)
+        read_id = [Edit(shifted(c, shift), text) for c, text in reads(var).items()]
     pad = " " * first.col_offset
     start, copies = own_copies(kernel, body, shift, pad)
     inner = [Edit(shifted(s, shift), text) for s, text in replace.items()] + read_id + copies
@@ -232,11 +240,9 @@ def plain_id(ks: KernelSource, kernel: Kernel, body: list[ast.stmt], call: ast.C
 def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, taken: set[str]) -> list[Edit] | str:
     """Before the launch: the original number of programs and the persistent count; the launch
     takes a grid of that count and passes the original as N_TILES."""
-    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
-        return "its launch passes arguments with * or **"
-    stmt = statement_of(ks.tree, call)
-    if stmt is None:
-        return "its launch is not inside a function's statements"
+    stmt = launch_statement(ks, call)
+    if isinstance(stmt, str):
+        return stmt
     tiles = _program_count(ks, kernel, call, stmt)
     if not isinstance(tiles, ast.expr):
         return tiles
@@ -258,6 +264,15 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, ta
          "on CPU tensors (the interpreter) a few, each taking many ids"))
     return [insert_before(stmt, before), Edit(Place.of(call.func.slice), f"({programs},)"),
             insert_keyword(call, TILES, n, order=1), *warps_edits]
+
+
+def launch_statement(ks: KernelSource, call: ast.Call) -> ast.stmt | str:
+    """The statement a launch a persistent recipe rewrites is part of (the host lines go before
+    it), or why the launch cannot be rewritten."""
+    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+        return "its launch passes arguments with * or **"
+    stmt = statement_of(ks.tree, call)
+    return stmt if stmt is not None else "its launch is not inside a function's statements"
 
 
 def _warps_in_a_local(ks: KernelSource, kernel: Kernel, call: ast.Call,

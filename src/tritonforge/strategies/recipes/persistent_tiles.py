@@ -25,13 +25,12 @@ set to one, or a lambda of arguments the launch passes).
 from __future__ import annotations
 
 import ast
-import textwrap
 
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, program_axis
-from tritonforge.strategies.editing import Edit, Place, append_parameter, apply_edits, insert_keywords
-from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch, statement_of
-from tritonforge.strategies.recipes.persistent import (TILES, body_place, device_argument, grid_axes, kernel_body,
-                                                       local_names, loop_refusal, own_copies, program_count, shifted,
+from tritonforge.strategies.editing import Edit, Place, append_parameter, insert_keywords
+from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch
+from tritonforge.strategies.recipes.persistent import (TILES, IdLoop, device_argument, grid_axes, launch_statement,
+                                                       local_names, loop_over_ids, loop_refusal, program_count,
                                                        tl_calls)
 
 AXIS0 = "TILES_0"  # the original grid's programs on its first axis
@@ -72,35 +71,26 @@ def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
 
 def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str, axes: int) -> list[Edit]:
     """The body in a loop over the tiles, each id and program count read from the tile number."""
-    body = kernel_body(kernel)
-    first, last = body[0], body[-1]
-    lines = ks.source.splitlines(keepends=True)
-    region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n") + "\n"
-    shift = first.lineno - 1
-    var = fresh_name("tile_id", local_names(kernel.fn))
-    # The loop variable is a plain int in the interpreter: tl.cast makes each id a tensor there.
-    ids = {0: f"{tl}.cast({var} % {AXIS0}, {tl}.int32)", 1: f"{tl}.cast({var} // {AXIS0}, {tl}.int32)"} \
-        if axes == 2 else {0: f"{tl}.cast({var}, {tl}.int32)"}
-    counts = {0: AXIS0, 1: f"({TILES} // {AXIS0})"} if axes == 2 else {0: TILES}
-    pad = " " * first.col_offset
-    start, copies = own_copies(kernel, body, shift, pad)
-    inner = [Edit(shifted(c, shift), ids[program_axis(c)]) for c in tl_calls(ks, kernel.fn, "program_id")]
-    inner += [Edit(shifted(c, shift), counts[program_axis(c)]) for c in tl_calls(ks, kernel.fn, "num_programs")]
-    looped = textwrap.indent(start + apply_edits(region, inner + copies), "    ").rstrip("\n")
-    text = (f"{pad}for {var} in range({tl}.program_id(0), {TILES}, {tl}.num_programs(0)):"
-            f"  # persistent: tiles in the launch's order, strided by num_programs\n{looped}")
-    return [append_parameter(kernel.fn, f"{TILES}, {AXIS0}" if axes == 2 else TILES), Edit(body_place(ks, body), text)]
+    def reads(var: str) -> dict[ast.Call, str]:
+        # The loop variable is a plain int in the interpreter: tl.cast makes each id a tensor there.
+        ids = {0: f"{tl}.cast({var} % {AXIS0}, {tl}.int32)", 1: f"{tl}.cast({var} // {AXIS0}, {tl}.int32)"} \
+            if axes == 2 else {0: f"{tl}.cast({var}, {tl}.int32)"}
+        counts = {0: AXIS0, 1: f"({TILES} // {AXIS0})"} if axes == 2 else {0: TILES}
+        return {**{c: ids[program_axis(c)] for c in tl_calls(ks, kernel.fn, "program_id")},
+                **{c: counts[program_axis(c)] for c in tl_calls(ks, kernel.fn, "num_programs")}}
+
+    loop = IdLoop(TILES, "tile_id", "persistent: tiles in the launch's order, strided by num_programs")
+    return [append_parameter(kernel.fn, f"{TILES}, {AXIS0}" if axes == 2 else TILES),
+            loop_over_ids(ks, kernel, tl, loop, local_names(kernel.fn), reads=reads)]
 
 
 def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, taken: set[str],
                 axes: int) -> list[Edit] | str:
     """Before the launch: the original grid's tiles and the persistent count; the launch takes
     a grid of that count and passes the tiles (and the first axis's size)."""
-    if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
-        return "its launch passes arguments with * or **"
-    stmt = statement_of(ks.tree, call)
-    if stmt is None:
-        return "its launch is not inside a function's statements"
+    stmt = launch_statement(ks, call)
+    if isinstance(stmt, str):
+        return stmt
     sizes = grid_axes(ks, kernel, call, stmt)
     if isinstance(sizes, str):
         return sizes
