@@ -1,8 +1,8 @@
 """The persistent_grid recipe on tiled products (`-k recipe`): a `tl.dot` kernel that loads its
 tiles through tensor descriptors, launched one program per output tile, loops over the tiles
-in the launch's order on one program per SM (4 programs on CPU tensors, so in the
-interpreter each takes several tiles); a grouped order stays grouped; correct in Triton's
-interpreter, refused where the loop would differ."""
+on one program per SM (4 programs on CPU tensors, so in the interpreter each takes several
+tiles), in groups of 8 along the grid's first axis; an order tile_order grouped stays as it
+was; correct in Triton's interpreter, refused where the loop would differ."""
 
 from __future__ import annotations
 
@@ -16,28 +16,43 @@ from tritonforge.strategies.recipes.tile_order import GroupedTileOrder
 from tritonforge.strategies.recipes.tma import TensorDescriptorLoads
 
 MATMUL = EXAMPLES / "matmul.py"
-LOOP = "for tile_id in range(tl.program_id(0), N_TILES, tl.num_programs(0)):"
+LOOP = "for tile_id in tl.range(tl.program_id(0), N_TILES, tl.num_programs(0), flatten=True):"
 
 
 def _tma() -> str:
     return TensorDescriptorLoads().rewrite(MATMUL.read_text(), "matmul").source
 
 
-def test_recipe_persistent_grid_loops_a_descriptor_matmul_over_its_tiles_in_the_launch_order(tmp_path):
+def test_recipe_persistent_grid_loops_a_descriptor_matmul_over_its_tiles_in_groups(tmp_path):
     result = PersistentGrid().rewrite(_tma(), "matmul")
     assert isinstance(result, Rewrite), result
     # the pointer kernel (CPU tensors, unaligned operands) is left as it was
     assert result.note.startswith("matmul_kernel_tma: persistent grid") and "over the tiles" in result.note
     src = result.source
     assert src.count(LOOP) == 1
-    # tile t is the program (t % TILES_0, t // TILES_0) of the 2-D grid: axis 0 varies fastest
-    assert "pid_m = tl.cast(tile_id % TILES_0, tl.int32)" in src
-    assert "pid_n = tl.cast(tile_id // TILES_0, tl.int32)" in src
+    # tile t, in groups of 8 ids of axis 0 by every id of axis 1: tl.swizzle2d of t as (t // tiles_1, t % tiles_1)
+    assert "tiles_1 = N_TILES // TILES_0" in src
+    assert ("tile_0, tile_1 = tl.swizzle2d(tl.cast(tile_id // tiles_1, tl.int32), tl.cast(tile_id % tiles_1, "
+            "tl.int32),\n") in src and "TILES_0, tiles_1, 8)" in src
+    assert "pid_m = tile_0\n" in src and "pid_n = tile_1\n" in src
     assert "tiles_0 = triton.cdiv(M, BLOCK_M)" in src and "n_tiles = tiles_0 * (triton.cdiv(N, BLOCK_N))" in src
     assert "matmul_kernel_tma[(programs,)](" in src and "N_TILES=n_tiles, TILES_0=tiles_0)" in src
     assert "programs_per_sm = 1\n" in src and "multi_processor_count * programs_per_sm" in src
     assert_correct(MATMUL, src, tmp_path)  # aligned CPU tensors take the descriptor kernel too
 
+
+
+def test_recipe_persistent_grid_visits_every_tile_once_over_several_groups(tmp_path):
+    # 11 x 3 tiles of 16: a whole group of 8 tile rows and a short one of 3, on 4 programs
+    problem = tmp_path / "matmul.py"
+    problem.write_text(MATMUL.read_text().replace("BLOCK_M, BLOCK_N, BLOCK_K = 32, 32, 32",
+                                                  "BLOCK_M, BLOCK_N, BLOCK_K = 16, 16, 16")
+                       .replace('TEST_SHAPES = [{"M": 48, "N": 40, "K": 72}, {"M": 64, "N": 32, "K": 16}]',
+                                'TEST_SHAPES = [{"M": 176, "N": 48, "K": 32}]'))
+    tma = TensorDescriptorLoads().rewrite(problem.read_text(), "matmul").source
+    result = PersistentGrid().rewrite(tma, "matmul")
+    assert isinstance(result, Rewrite) and "TILES_0, tiles_1, 8)" in result.source, result
+    assert_correct(problem, result.source, tmp_path)
 
 def test_recipe_persistent_grid_leaves_a_matmul_of_pointer_loads_alone():
     why = PersistentGrid().rewrite(MATMUL.read_text(), "matmul")

@@ -145,37 +145,51 @@ class IdLoop:
     note: str  # the comment on the `for` line
     before: tuple[str, ...] = ()  # statements before the loop, at the body's indent
     after: tuple[str, ...] = ()  # statements after it
+    # `tl.range(..., flatten=True)`: Triton flattens the loop nest and pipelines the loads of one
+    # tile's inner loop across into the next tile's, as its persistent-matmul tutorial does.
+    flatten: bool = False
+
+
+# Given the loop variable: the lines at the top of the loop's body, and what each tl.program_id
+# and tl.num_programs call of the body becomes.
+Reads = Callable[[str], tuple[tuple[str, ...], Mapping[ast.Call, str]]]
 
 
 def loop_over_ids(ks: KernelSource, kernel: Kernel, tl: str, loop: IdLoop, taken: set[str],
                   replace: Mapping[ast.stmt, str] | None = None,
-                  reads: Callable[[str], Mapping[ast.Call, str]] | None = None) -> Edit:
+                  reads: Reads | None = None) -> Edit:
     """The edit that runs the kernel's body once per id, `for var in range(tl.program_id(0),
     bound, tl.num_programs(0))`, between `loop.before` and `loop.after`; each top-level
     statement of `replace` is written as its text. `taken`: names the loop variable avoids.
-    `reads`, given the loop variable, says what each tl.program_id and tl.num_programs call
-    of the body becomes (a tiled loop's ids); without it the one tl.program_id(0) becomes the
-    loop variable."""
+    `reads` (a tiled loop's ids) says how the body reads its ids from the loop variable;
+    without it the one tl.program_id(0) becomes the loop variable."""
     replace = replace or {}
     body = kernel_body(kernel)
     first, last = body[0], body[-1]
     lines = ks.source.splitlines(keepends=True)
     region = "".join(lines[first.lineno - 1:last.end_lineno]).rstrip("\n") + "\n"
     shift = first.lineno - 1  # the region's line 1 is the body's first line
+    pad = " " * first.col_offset
+    start, copies = own_copies(kernel, body, shift, pad)
     if reads is None:
         var, read_id = _loop_variable(ks, kernel, tl, loop.var, taken, list(replace), shift)
     else:
         var = fresh_name(loop.var, taken)
-        read_id = [Edit(shifted(c, shift), text) for c, text in reads(var).items()]
-    pad = " " * first.col_offset
-    start, copies = own_copies(kernel, body, shift, pad)
+        lines, calls = reads(var)
+        start = "".join(f"{pad}{line}\n" for line in lines) + start
+        read_id = [Edit(shifted(c, shift), text) for c, text in calls.items()]
     inner = [Edit(shifted(s, shift), text) for s, text in replace.items()] + read_id + copies
     looped = textwrap.indent(start + apply_edits(region, inner), "    ")  # whole lines, still ending in "\n"
     # The text ends without a line end: the body's last line keeps its own (`end` stops before it).
     text = ("".join(f"{pad}{s}\n" for s in loop.before)
-            + f"{pad}for {var} in range({tl}.program_id(0), {loop.bound}, {tl}.num_programs(0)):  # {loop.note}\n"
+            + f"{pad}for {var} in {_range(tl, loop)}:  # {loop.note}\n"
             + (looped + "\n".join(f"{pad}{s}" for s in loop.after) if loop.after else looped.rstrip("\n")))
     return Edit(body_place(ks, body), text)
+
+
+def _range(tl: str, loop: IdLoop) -> str:
+    ids = f"{tl}.program_id(0), {loop.bound}, {tl}.num_programs(0)"
+    return f"{tl}.range({ids}, flatten=True)" if loop.flatten else f"range({ids})"
 
 
 def body_place(ks: KernelSource, body: list[ast.stmt]) -> Place:

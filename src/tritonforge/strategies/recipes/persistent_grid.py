@@ -39,6 +39,6 @@ class PersistentGrid(Recipe):
         rows, tiles = [k for k in done if k not in tiled], [k for k in done if k in tiled]
         notes = ([f"{', '.join(rows)}: persistent grid, up to {PER_SM} programs per SM (as many as its warps let "
                   f"one hold) looping over the original program ids"] if rows else []) + \
-                ([f"{', '.join(tiles)}: persistent grid, {TILES_PER_SM} program per SM looping over the tiles in "
-                  f"the launch's order"] if tiles else [])
+                ([f"{', '.join(tiles)}: persistent grid, {TILES_PER_SM} program per SM looping over the tiles "
+                  f"(grouped where the launch's order was not)"] if tiles else [])
         return Rewrite(apply_edits(source, edits), "; ".join(notes))

@@ -3,15 +3,20 @@
 A matmul launched one program per output tile on a 2-D grid starts thousands of programs
 (2048 of 128x256 at 8192^3), and each fills its load pipeline from empty and drains it at
 its end before the program after it can begin on that SM. Persistent, the kernel runs its
-body in a loop over the tiles, `for tile_id in range(tl.program_id(0), N_TILES,
-tl.num_programs(0))`, on one program per SM (`programs_per_sm`, a line of its own), so one
-program's next tile follows its last with no start between.
+body in a loop over the tiles, `for tile_id in tl.range(tl.program_id(0), N_TILES,
+tl.num_programs(0), flatten=True)`, on one program per SM (`programs_per_sm`, a line of its
+own), so one program's next tile follows its last with no start between, its first loads
+issued while the last tile's finish (`flatten`, as in Triton's persistent-matmul tutorial).
 
-The tiles are numbered in the launch's order (axis 0 fastest): tile t is the program
-(t % TILES_0, t // TILES_0) of the original grid. At any moment the programs work on
-consecutive tiles, the ones the 2-D launch would have run together, so what they share in
-L2 is unchanged; a grouped order (tile_order's `tl.swizzle2d` over `tl.num_programs`) stays
-grouped, its `tl.num_programs` reads becoming the original grid's sizes.
+At any moment the programs work on consecutive tiles. A grid whose ids are read plainly
+takes them in groups: tile t is `tl.swizzle2d(t // tiles_1, t % tiles_1, TILES_0, tiles_1,
+8)`, eight ids of axis 0 by every id of axis 1, axis 0 fastest, so the tiles in flight share
+a few rows of A and columns of B in L2 (the launch's own order, axis 0 fastest over all of
+it, would stream every row of A past each column of B). At 8192^3 on an H100 this order was
+the larger part of the persistent kernel's gain (benchmarks/results/2026-12-07-h100-s23.md).
+A grid already in a grouped order (tile_order's `tl.swizzle2d` over `tl.num_programs`) keeps
+it: tile t is the program (t % TILES_0, t // TILES_0) of the original grid, and its
+`tl.num_programs` reads become the original grid's sizes.
 
 Applies to a kernel with `tl.dot` that loads its tiles through tensor descriptors (the tma
 recipe's kernel, the form Triton's persistent-matmul tutorial loops over): with the pointer
@@ -29,6 +34,7 @@ import ast
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, program_axis
 from tritonforge.strategies.editing import Edit, Place, append_parameter, insert_keywords
 from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch
+from tritonforge.strategies.recipes.tile_order import GROUP
 from tritonforge.strategies.recipes.persistent import (TILES, IdLoop, device_argument, grid_axes, launch_statement,
                                                        local_names, loop_over_ids, loop_refusal, program_count,
                                                        tl_calls)
@@ -71,17 +77,36 @@ def _why_not(ks: KernelSource, kernel: Kernel) -> str | None:
 
 def _kernel_edits(ks: KernelSource, kernel: Kernel, tl: str, axes: int) -> list[Edit]:
     """The body in a loop over the tiles, each id and program count read from the tile number."""
-    def reads(var: str) -> dict[ast.Call, str]:
-        # The loop variable is a plain int in the interpreter: tl.cast makes each id a tensor there.
-        ids = {0: f"{tl}.cast({var} % {AXIS0}, {tl}.int32)", 1: f"{tl}.cast({var} // {AXIS0}, {tl}.int32)"} \
-            if axes == 2 else {0: f"{tl}.cast({var}, {tl}.int32)"}
-        counts = {0: AXIS0, 1: f"({TILES} // {AXIS0})"} if axes == 2 else {0: TILES}
-        return {**{c: ids[program_axis(c)] for c in tl_calls(ks, kernel.fn, "program_id")},
-                **{c: counts[program_axis(c)] for c in tl_calls(ks, kernel.fn, "num_programs")}}
+    grouped = axes == 2 and not tl_calls(ks, kernel.fn, "num_programs")
+    names = local_names(kernel.fn)
+    tile_0 = fresh_name("tile_0", names)
+    tile_1 = fresh_name("tile_1", names | {tile_0})
+    tiles_1 = fresh_name("tiles_1", names | {tile_0, tile_1})
 
-    loop = IdLoop(TILES, "tile_id", "persistent: tiles in the launch's order, strided by num_programs")
+    def reads(var: str) -> tuple[tuple[str, ...], dict[ast.Call, str]]:
+        # The loop variable is a plain int in the interpreter: tl.cast makes each id a tensor there.
+        def cast(e: str) -> str:
+            return f"{tl}.cast({e}, {tl}.int32)"
+        lines: tuple[str, ...] = ()
+        if grouped:  # a group: GROUP consecutive ids of axis 0 by every id of axis 1, axis 0 fastest
+            call = f"{tile_0}, {tile_1} = {tl}.swizzle2d("
+            lines = (f"{call}{cast(f'{var} // {tiles_1}')}, {cast(f'{var} % {tiles_1}')},",
+                     f"{' ' * len(call)}{AXIS0}, {tiles_1}, {GROUP})  # tiles in groups of {GROUP} along axis 0")
+            ids = {0: tile_0, 1: tile_1}
+        elif axes == 2:
+            ids = {0: cast(f"{var} % {AXIS0}"), 1: cast(f"{var} // {AXIS0}")}
+        else:
+            ids = {0: cast(var)}
+        counts = {0: AXIS0, 1: f"({TILES} // {AXIS0})"} if axes == 2 else {0: TILES}
+        return lines, {**{c: ids[program_axis(c)] for c in tl_calls(ks, kernel.fn, "program_id")},
+                       **{c: counts[program_axis(c)] for c in tl_calls(ks, kernel.fn, "num_programs")}}
+
+    order = f"grouped by {GROUP} along axis 0" if grouped else "in the launch's order"
+    before = (f"{tiles_1} = {TILES} // {AXIS0}  # the tiles on the grid's second axis",) if grouped else ()
+    loop = IdLoop(TILES, "tile_id", f"persistent: tiles {order}, strided by num_programs", before=before,
+                  flatten=True)
     return [append_parameter(kernel.fn, f"{TILES}, {AXIS0}" if axes == 2 else TILES),
-            loop_over_ids(ks, kernel, tl, loop, local_names(kernel.fn), reads=reads)]
+            loop_over_ids(ks, kernel, tl, loop, names | {tile_0, tile_1, tiles_1}, reads=reads)]
 
 
 def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, taken: set[str],
