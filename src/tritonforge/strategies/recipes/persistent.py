@@ -159,7 +159,7 @@ def loop_over_ids(ks: KernelSource, kernel: Kernel, tl: str, loop: IdLoop, taken
                   replace: Mapping[ast.stmt, str] | None = None,
                   reads: Reads | None = None) -> Edit:
     """The edit that runs the kernel's body once per id, `for var in range(tl.program_id(0),
-    bound, tl.num_programs(0))`, between `loop.before` and `loop.after`; each top-level
+    bound, tl.num_programs(0))` (`tl.range`, flattened, where `loop.flatten`), between `loop.before` and `loop.after`; each top-level
     statement of `replace` is written as its text. `taken`: names the loop variable avoids.
     `reads` (a tiled loop's ids) says how the body reads its ids from the loop variable;
     without it the one tl.program_id(0) becomes the loop variable."""

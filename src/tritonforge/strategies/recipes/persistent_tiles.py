@@ -34,10 +34,10 @@ import ast
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, program_axis
 from tritonforge.strategies.editing import Edit, Place, append_parameter, insert_keywords
 from tritonforge.strategies.recipes.host import fresh_name, insert_before, per_launch
-from tritonforge.strategies.recipes.tile_order import GROUP
 from tritonforge.strategies.recipes.persistent import (TILES, IdLoop, device_argument, grid_axes, launch_statement,
                                                        local_names, loop_over_ids, loop_refusal, program_count,
                                                        tl_calls)
+from tritonforge.strategies.recipes.tile_order import GROUP
 
 AXIS0 = "TILES_0"  # the original grid's programs on its first axis
 # One program per SM: a tile of 128x256 with three stages of A and B fills most of an SM's
