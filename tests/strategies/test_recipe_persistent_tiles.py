@@ -41,7 +41,6 @@ def test_recipe_persistent_grid_loops_a_descriptor_matmul_over_its_tiles_in_grou
     assert_correct(MATMUL, src, tmp_path)  # aligned CPU tensors take the descriptor kernel too
 
 
-
 def test_recipe_persistent_grid_visits_every_tile_once_over_several_groups(tmp_path):
     # 11 x 3 tiles of 16: a whole group of 8 tile rows and a short one of 3, on 4 programs
     problem = tmp_path / "matmul.py"
@@ -49,10 +48,12 @@ def test_recipe_persistent_grid_visits_every_tile_once_over_several_groups(tmp_p
                                                   "BLOCK_M, BLOCK_N, BLOCK_K = 16, 16, 16")
                        .replace('TEST_SHAPES = [{"M": 48, "N": 40, "K": 72}, {"M": 64, "N": 32, "K": 16}]',
                                 'TEST_SHAPES = [{"M": 176, "N": 48, "K": 32}]'))
+    assert "= 16, 16, 16" in problem.read_text() and '"M": 176' in problem.read_text()
     tma = TensorDescriptorLoads().rewrite(problem.read_text(), "matmul").source
     result = PersistentGrid().rewrite(tma, "matmul")
     assert isinstance(result, Rewrite) and "TILES_0, tiles_1, 8)" in result.source, result
     assert_correct(problem, result.source, tmp_path)
+
 
 def test_recipe_persistent_grid_leaves_a_matmul_of_pointer_loads_alone():
     why = PersistentGrid().rewrite(MATMUL.read_text(), "matmul")
