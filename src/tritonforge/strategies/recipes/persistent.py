@@ -159,8 +159,9 @@ def loop_over_ids(ks: KernelSource, kernel: Kernel, tl: str, loop: IdLoop, taken
                   replace: Mapping[ast.stmt, str] | None = None,
                   reads: Reads | None = None) -> Edit:
     """The edit that runs the kernel's body once per id, `for var in range(tl.program_id(0),
-    bound, tl.num_programs(0))` (`tl.range`, flattened, where `loop.flatten`), between `loop.before` and `loop.after`; each top-level
-    statement of `replace` is written as its text. `taken`: names the loop variable avoids.
+    bound, tl.num_programs(0))` (`tl.range`, flattened, where `loop.flatten`), between
+    `loop.before` and `loop.after`; each top-level statement of `replace` is written as its
+    text. `taken`: names the loop variable avoids.
     `reads` (a tiled loop's ids) says how the body reads its ids from the loop variable;
     without it the one tl.program_id(0) becomes the loop variable."""
     replace = replace or {}
@@ -175,8 +176,8 @@ def loop_over_ids(ks: KernelSource, kernel: Kernel, tl: str, loop: IdLoop, taken
         var, read_id = _loop_variable(ks, kernel, tl, loop.var, taken, list(replace), shift)
     else:
         var = fresh_name(loop.var, taken)
-        lines, calls = reads(var)
-        start = "".join(f"{pad}{line}\n" for line in lines) + start
+        top, calls = reads(var)
+        start = "".join(f"{pad}{line}\n" for line in top) + start
         read_id = [Edit(shifted(c, shift), text) for c, text in calls.items()]
     inner = [Edit(shifted(s, shift), text) for s, text in replace.items()] + read_id + copies
     looped = textwrap.indent(start + apply_edits(region, inner), "    ")  # whole lines, still ending in "\n"
