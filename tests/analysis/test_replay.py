@@ -105,6 +105,21 @@ def test_an_if_chain_reads_its_tests_and_the_branch_taken():
     assert evaluate(source, "pick(50)", None, {}) == (32, [50, 1000, 32])
 
 
+def test_a_written_out_tuple_charges_each_item_its_own_literals():
+    # unsloth's `BLOCK_SIZE, num_warps = calculate_settings(n)` (s21): each item read the
+    # whole tuple's literals, so the block was reported as reading the warp ladder.
+    source = ("import triton\n"
+              "def settings(n):\n    block = triton.next_power_of_2(n)\n    warps = 4\n"
+              "    if block >= 2048:\n        warps = 8\n    return block, warps\n"
+              "def launch(n):\n    b, w = settings(n)\n    return b, w\n")
+    # (The probe's own argument is read first: it stands for the size a case passes.)
+    assert evaluate(source, "settings(3000)[0]", None, {}) == (4096, [3000])
+    assert evaluate(source, "settings(3000)[1]", None, {}) == (8, [3000, 2048, 8])
+    assert evaluate(source, "launch(1000)[0]", None, {}) == (1024, [1000])
+    assert evaluate(source, "launch(1000)[1]", None, {}) == (4, [1000, 4])
+    assert evaluate(source, "settings(3000)", None, {}) == ((4096, 8), [3000, 2048, 8])
+
+
 def test_a_files_own_replace_and_asdict_are_followed_not_taken_for_dataclasses():
     # The stdlib's meaning of `replace(cfg, ...)`/`asdict(cfg)` held for any function of those
     # names, and the record was evaluated twice; the file's own helper decides (review, s15).
@@ -180,6 +195,14 @@ def test_a_helper_with_an_if_chain_is_edited_in_the_branch_taken(tmp_path):
     assert changed_lines(source, out) == ["block = 512"]
     new = write(tmp_path, "helper_if_chain.py", out)
     assert received(new)["BLOCK_SIZE"] == 512 and received(new, 0)["BLOCK_SIZE"] == 32
+
+
+def test_a_settings_helpers_block_is_not_charged_with_its_warp_ladder():
+    space, _ = captured_space(CORPUS / "rmsnorm_autograd_function.py")
+    block = space.get("_rms_norm_forward_kernel.BLOCK_SIZE")
+    assert not block.free and "no integer literal decides it" in block.why
+    warps = space.get("_rms_norm_forward_kernel.num_warps")
+    assert warps.free and warps.why.endswith("it reads 4 (line 23)")
 
 
 def test_a_heuristics_lambda_is_rewritten_and_the_meta_grid_follows(tmp_path):

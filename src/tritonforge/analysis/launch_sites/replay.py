@@ -30,7 +30,7 @@ from tritonforge.analysis.launch_sites.replay_tables import NOT_FOUND, TableRepl
 from tritonforge.analysis.launch_sites.replay_values import (
     BINOPS, COMPARE, DEVICE_QUERIES, ELEMENT_SIZE, FUNCTIONS, INT_METHODS, MAX_DEPTH, MODULES, STR_ARG_METHODS,
     STR_METHODS, THIS_MODULE, TRITON_FUNCTIONS, UNKNOWN, ClassValue, ContextVarValue, Dotted, EnumClass, EnumMember,
-    DeviceValue, Instance, ModuleGlobals, Record, TensorValue, device_query, literal_int, same_key, torch_build)
+    DeviceValue, Instance, Items, ModuleGlobals, Record, TensorValue, device_query, literal_int, same_key, torch_build)
 from tritonforge.analysis.launch_sites.syntax import config_table, keyword_dict
 
 __all__ = ["Frame", "Replay"]
@@ -140,7 +140,12 @@ class Replay(TableReplay):
             test = self.eval(node.test, frame)
             return UNKNOWN if test is UNKNOWN else self.eval(node.body if test else node.orelse, frame)
         if isinstance(node, (ast.Tuple, ast.List)):
-            return tuple(self.eval(e, frame) for e in node.elts)
+            items, parts = [], []
+            for e in node.elts:
+                at = len(self.reads)
+                items.append(self.eval(e, frame))
+                parts.append(tuple(self.reads[at:]))
+            return Items(items, parts)
         if isinstance(node, ast.Dict):
             return LazyDict(self, node, frame)
         if isinstance(node, ast.Subscript):
@@ -317,6 +322,7 @@ class Replay(TableReplay):
         return value
 
     def _subscript(self, node: ast.Subscript, frame: Frame) -> Any:
+        start = len(self.reads)
         base = self.eval(node.value, frame)
         read = len(self.reads)
         key = self.eval(node.slice, frame)
@@ -338,6 +344,7 @@ class Replay(TableReplay):
         if isinstance(base, tuple) and isinstance(key, int) and not isinstance(key, bool):
             if isinstance(node.slice, (ast.Constant, ast.UnaryOp)):
                 del self.reads[read:]  # `x.shape[1]`, `cfg[0]`: which item, written out, not a knob
+            self.keep_item(start, base, key)
             return self.force(base[key])  # a class's `*args` are read where used
         if isinstance(base, Instance) and (method := base.cls.method("__getitem__")) is not None:
             self.reads.extend(base.made_reads)  # a Mapping subclass (kernl's config objects)

@@ -5,11 +5,12 @@ values replay hands around (a dict display, a helper function). Expressions are 
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tritonforge.analysis.astfold import last_name, params_of
-from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Instance, Record, same_key
+from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, ClassValue, Instance, Items, Record, same_key
 from tritonforge.analysis.launch_sites.syntax import defaults_of, dict_setdefault, dict_update, item_columns, walk_local
 
 if TYPE_CHECKING:
@@ -360,10 +361,26 @@ class StatementReplay:
         if not isinstance(value, Thunk):
             return value
         self.reads.extend(value.control)
+        start = len(self.reads)
         got = self.eval(value.expr, value.frame)
         for i in value.path:
+            self.keep_item(start, got, i)
             got = got[i] if isinstance(got, (tuple, list)) and i < len(got) else UNKNOWN
         return got
+
+    def keep_item(self, start: int, got: Any, i: Any) -> None:
+        """Of the literals read since `start`, drop those only the other items of the written-out
+        tuple `got` read: `BLOCK, warps = settings(n)` charges the warp ladder to warps alone."""
+        if not isinstance(got, Items) or not isinstance(i, int) or not -len(got) <= i < len(got):
+            return
+        drop = Counter(id(c) for j, part in enumerate(got.parts) if j != i % len(got) for c in part)
+        kept = []
+        for c in self.reads[start:]:
+            if drop[id(c)]:
+                drop[id(c)] -= 1
+            else:
+                kept.append(c)
+        self.reads[start:] = kept
 
     def _bound_once(self, fn: ast.FunctionDef | ast.Lambda | None, name: str) -> bool:
         if not isinstance(fn, ast.FunctionDef):

@@ -25,6 +25,18 @@ UNKNOWN: Any = _Unknown()
 MAX_DEPTH = 40
 
 
+class Items(tuple):
+    """A tuple or list the file writes out (`return BLOCK_SIZE, num_warps`) with the literals
+    each item read, so that unpacking or indexing it charges one item's literals alone."""
+
+    parts: tuple[tuple[ast.Constant, ...], ...]
+
+    def __new__(cls, items: list[Any], parts: list[tuple[ast.Constant, ...]]) -> "Items":
+        made = super().__new__(cls, items)
+        made.parts = tuple(parts)
+        return made
+
+
 @dataclass
 class TensorValue:
     """A captured tensor: what host code may read of it without its data."""
