@@ -2,8 +2,8 @@
 
 A candidate becomes the new best only when it is correct on every case, its speedup over
 the baseline beats the best's by `min_gain` (or, within it, beats the best's on every case),
-and a head-to-head timing against the best clears the noise. Every step is written to the run store first, so a killed run resumes
-where it stopped without judging anything twice.
+and a head-to-head timing against the best clears the noise. Every step is written to the
+run store first, so a killed run resumes where it stopped without judging anything twice.
 """
 
 from __future__ import annotations
