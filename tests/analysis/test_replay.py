@@ -205,6 +205,34 @@ def test_a_settings_helpers_block_is_not_charged_with_its_warp_ladder():
     assert warps.free and warps.why.endswith("it reads 4 (line 23)")
 
 
+def test_a_class_nested_in_a_namespace_class_is_read_and_its_literals_moved(tmp_path):
+    # Probe round 24: `_Tuning.AddRMSNorm.BLOCK` was "not computable from this file".
+    path = STYLES / "nested_class_namespace.py"
+    space, _ = captured_space(path)
+    block, warps = space.get("_softplus_kernel.BLOCK"), space.get("_softplus_kernel.num_warps")
+    assert block.free and block.current == 64 and block.why.endswith("it reads 64 (line 14)")
+    assert warps.free and warps.current == 1
+    source = path.read_text()
+    out = apply_assignment(space, {"_softplus_kernel.BLOCK": 256, "_softplus_kernel.num_warps": 4})
+    assert changed_lines(source, out) == ["BLOCK = 256", "NUM_WARPS = 4"]
+    got = received(write(tmp_path, "nested_class_namespace.py", out))
+    assert got["BLOCK"] == 256 and got["num_warps"] == 4 and got["grid"][0] == -(-3000 // 256)
+
+
+def test_a_namedtuples_asdict_spread_is_read_field_by_field_and_moved(tmp_path):
+    # Probe round 24: `**tiles._asdict()` of a typing.NamedTuple: "whose keys the file does not say".
+    path = STYLES / "namedtuple_asdict_spread.py"
+    space, _ = captured_space(path)
+    bm, bn = space.get("_add_bias_kernel.BLOCK_M"), space.get("_add_bias_kernel.BLOCK_N")
+    assert bm.free and bm.current == 8 and bm.why.endswith("it reads 8 (line 14)")
+    assert bn.free and bn.current == 16 and bn.why.endswith("it reads 16 (line 15)")
+    source = path.read_text()
+    out = apply_assignment(space, {"_add_bias_kernel.BLOCK_M": 1, "_add_bias_kernel.BLOCK_N": 1024})
+    assert changed_lines(source, out) == ["BLOCK_M: int = 1", "BLOCK_N: int = 1024"]
+    got = received(write(tmp_path, "namedtuple_asdict_spread.py", out))
+    assert (got["BLOCK_M"], got["BLOCK_N"]) == (1, 1024) and got["grid"][:2] == [9, 1]
+
+
 def test_a_heuristics_lambda_is_rewritten_and_the_meta_grid_follows(tmp_path):
     path = STYLES / "heuristic_block.py"
     space, _ = captured_space(path)

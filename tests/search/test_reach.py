@@ -38,6 +38,8 @@ STYLES = FIXTURES / "problems" / "styles"
     ("bit_length_block.py", "BLOCK = min("),  # `1 << (N - 1).bit_length()`
     ("env_block.py", 'os.environ.get("MYLIB_'),  # an environment variable's default
     ("namedtuple_config.py", "_CFG = Cfg("),  # fields of a collections.namedtuple
+    ("nested_class_namespace.py", "class Softplus:"),  # a class nested in a tuning namespace class
+    ("namedtuple_asdict_spread.py", "BLOCK_"),  # a typing.NamedTuple spread as `**tiles._asdict()`
     ("triton_config_manual.py", "cfg = triton.Config("),  # a Config made by hand, spread by all_kwargs()
     ("entry_keyword_defaults.py", "def softplus(x, block="),  # defaults of the entry no case passes
     ("enum_tile.py", "class Tile(Enum):"),  # an Enum member's value, chosen by the size

@@ -273,7 +273,9 @@ class Replay(TableReplay):
             return self.eval(value, self.module_frame())
         method = cls.method(attr)
         if method is None:
-            return UNKNOWN
+            # `_Tuning.AddRMSNorm.BLOCK`: a class nested in the class body, a namespace of its own.
+            inner = next((n for n in cls.node.body if isinstance(n, ast.ClassDef) and n.name == attr), None)
+            return UNKNOWN if inner is None or inner.bases else ClassValue(inner)
         fn, binding = method
         if binding == "property":  # `self.block` of a `@property`: its value, as Python reads it
             return Helper(fn, bound=(instance or cls,)).call(self, [], {})
@@ -372,6 +374,8 @@ class Replay(TableReplay):
                 return UNKNOWN if default is None else self.eval(default, frame if node.args else owner.frame)
             if isinstance(owner, Record) and func.attr == "_replace" and not node.args:  # NamedTuple
                 return self._replaced(owner, node, frame)
+            if isinstance(owner, Record) and func.attr == "_asdict" and not node.args and not node.keywords:
+                return LazyDict(self, ast.Dict([], []), frame).with_fields(owner)  # `**tiles._asdict()`
             if isinstance(owner, LazyDict) and func.attr in ("items", "keys", "values") and not node.args:
                 return owner.listing(func.attr)  # `for k, v in _TUNED.items()`
             if isinstance(owner, dict) and func.attr in ("items", "keys", "values") and not node.args:

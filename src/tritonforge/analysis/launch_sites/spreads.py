@@ -47,8 +47,11 @@ def spread_keys(module: SourceModule, expr: ast.expr, scope: Scope, depth: int =
     made = module.config_made(config_holder(expr), scope)  # `**cfg.all_kwargs()` of a triton.Config
     if made is not None:
         return config_keys(made[0], isinstance(expr, ast.Call))
-    if isinstance(expr, ast.Call) and last_name(expr.func) == "asdict" and len(expr.args) == 1:
-        record = module.instance_of(expr.args[0], scope)  # `**dataclasses.asdict(cfg)`: its fields
+    if isinstance(expr, ast.Call) and (last_name(expr.func) == "asdict" and len(expr.args) == 1 or
+                                       isinstance(expr.func, ast.Attribute) and expr.func.attr == "_asdict"
+                                       and not expr.args and not expr.keywords):
+        # `**dataclasses.asdict(cfg)`, a NamedTuple's `**cfg._asdict()`: the record's fields
+        record = module.instance_of(expr.args[0] if expr.args else expr.func.value, scope)  # type: ignore[attr-defined]
         fields = module.record_fields(record.cls) if record is not None else None
         return [name for name, _ in fields] if fields else None
     if isinstance(expr, ast.Call) and last_name(expr.func) == "MappingProxyType" and len(expr.args) == 1:
