@@ -133,3 +133,15 @@ def test_a_strategy_left_out_of_the_run_says_why_part_by_part(tmp_path):
     assert why["persistent_grid"] == "_row_sumsq_kernel: its launch passes arguments with * or **"
     assert set(why) >= {"row_one_pass", "split_k", "hints"}
     assert "Not run: `recipes`, which has nothing for this file (row_one_pass: " in outcome.files["report"].read_text()
+
+
+@pytest.mark.slow
+def test_recipes_that_ran_still_say_why_the_others_did_not(tmp_path):
+    # Probe round 24: once one recipe applied, the others' refusals were only in the store.
+    outcome = optimize(FIXTURES.parent.parent / "examples" / "softmax.py", _options(tmp_path / "run", budget=1))
+    s = json.loads(outcome.files["summary"].read_text())
+    assert "recipes" not in s["not_applied"]
+    refused = s["recipes_refused"]
+    assert "row_one_pass" not in refused and refused["tile_order"] == "softmax_kernel: no tl.dot: not a tiled product"
+    report = outcome.files["report"].read_text()
+    assert "Recipes not applied to the problem as given: " in report and "tile_order: softmax_kernel: no tl.dot" in report

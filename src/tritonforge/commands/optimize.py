@@ -153,11 +153,19 @@ def _search(session: Session, problem_path: Path, source: str, run_dir: Path, st
                        floors_ms=floors(wait_s=_FLOOR_WAIT_S) if floors else {},
                        second_opinion=opinion.to_json() if opinion else None,
                        recipes=recipes_in(result.best, [o.candidate for o in result.history]),
-                       not_applied={e["data"]["strategy"]: e["data"]["why"] for e in store.events("not_applied")})
+                       not_applied={e["data"]["strategy"]: e["data"]["why"] for e in store.events("not_applied")},
+                       recipes_refused=_recipes_refused(store))
         files = write_run_files(run_dir, baseline_source=source, best_source=result.best.source,
                                 problem_name=problem_path.name, summary_data=data, history=result.history)
         store.set_state("finished")
     return OptimizeOutcome(result=result, summary=data, files=files)
+
+
+def _recipes_refused(store: RunStore) -> dict[str, str]:
+    """Why each recipe left the problem as given unchanged: the recipes' account of their first round."""
+    first = next((e["data"]["space"] for e in store.events("search_space")
+                  if e["data"].get("strategy") == "recipes"), None)
+    return dict(first.get("not_applied") or {}) if isinstance(first, dict) else {}
 
 
 def _second_opinion(session: Session, search: Search, result: SearchResult,

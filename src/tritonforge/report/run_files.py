@@ -20,13 +20,14 @@ def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdic
             tried: int, rounds: int, stop_reason: str, wall_s: float, statuses: Counter,
             run_dir: Path, launch_parameters: dict[str, Any] | None = None,
             floors_ms: dict[str, float] | None = None, second_opinion: dict[str, Any] | None = None,
-            recipes: dict[str, str] | None = None, not_applied: dict[str, dict[str, str]] | None = None
-            ) -> dict[str, Any]:
+            recipes: dict[str, str] | None = None, not_applied: dict[str, dict[str, str]] | None = None,
+            recipes_refused: dict[str, str] | None = None) -> dict[str, Any]:
     """The machine-readable result of a run. `best` is the best Candidate; `launch_parameters`
     comes from `report.launch_parameters.launch_parameters`; `floors_ms`: the roofline floor per
     case; `second_opinion`: evaluate.second_opinion's re-timing of the best; `recipes`: the
     rewrite recipes in the best, each with how it can change rounding ("" if it cannot);
-    `not_applied`: strategies left out of the run, with why, part by part."""
+    `not_applied`: strategies left out of the run, with why, part by part; `recipes_refused`:
+    where the recipes ran, why each of the others left the problem as given unchanged."""
     cases = []
     for base_cv, best_cv in zip(baseline.cases, best_verdict.cases):
         best_t = best_cv.candidate if improved else best_cv.baseline
@@ -75,6 +76,7 @@ def summary(*, problem: str, entry: str, baseline: Verdict, best_verdict: Verdic
         "launch_parameters": launch_parameters or {"basis": "", "sites": []},
         "second_opinion": second_opinion,
         "not_applied": not_applied or {},
+        "recipes_refused": recipes_refused or {},
     }
 
 
@@ -158,6 +160,9 @@ def report_markdown(s: dict[str, Any], history: list[Any]) -> str:
     for strategy, why in (s.get("not_applied") or {}).items():
         parts = "; ".join(f"{name}: {reason}" if name else reason for name, reason in why.items())
         lines += [f"Not run: `{strategy}`, which has nothing for this file ({table_cell(parts)}).", ""]
+    if s.get("recipes_refused"):
+        parts = "; ".join(f"{name}: {reason}" for name, reason in s["recipes_refused"].items())
+        lines += [f"Recipes not applied to the problem as given: {table_cell(parts)}.", ""]
     lines += markdown_table(s.get("launch_parameters"))
     lines += ["Files: `best.py` (drop-in replacement of the problem file), `baseline.py`, `best.diff`, "
               "`summary.json`, `run.sqlite` (every candidate and evaluation; `--resume` continues from it).", ""]
