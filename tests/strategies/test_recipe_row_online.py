@@ -187,6 +187,41 @@ def test_recipe_row_online_refuses_a_kernel_without_a_max_and_a_sum_pass(path, w
     assert isinstance(result, str) and why in result
 
 
+PER_LANE_ONLINE = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def softmax_kernel(x_ptr, y_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    m_i = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=float("-inf"))
+        m_new = tl.maximum(m_i, x)
+        l_i = l_i * tl.exp(m_i - m_new) + tl.exp(x - m_new)
+        m_i = m_new
+    m = tl.max(m_i, axis=0)
+    total = tl.sum(l_i * tl.exp(m_i - m), axis=0)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=float("-inf"))
+        tl.store(y_ptr + row * stride + cols, tl.exp(x - m) / total, mask=cols < n_cols)
+
+
+def softmax(x, y):
+    softmax_kernel[(x.shape[0],)](x, y, x.shape[1], x.stride(0), BLOCK=256)
+"""
+
+
+def test_recipe_row_online_says_a_per_lane_online_pass_is_online_already():
+    # Probe round 24 (FlagGems-style, `m_new = tl.maximum(m_i, x)` per lane): refused as having
+    # "no running maximum", the right outcome for the wrong reason.
+    assert "already share one pass (online)" in RowOnline().rewrite(PER_LANE_ONLINE, "softmax")
+
+
 def test_recipe_row_online_refuses_a_file_it_already_rewrote():
     once = RowOnline().rewrite(SOFTMAX.read_text(), "softmax").source
     assert "already share one pass (online)" in RowOnline().rewrite(once, "softmax")

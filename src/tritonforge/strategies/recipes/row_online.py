@@ -116,7 +116,7 @@ def _find(ks: KernelSource, kernel: Kernel) -> _Plan | str:
 
 def _looks_online(ks: KernelSource, loop: ast.stmt) -> bool:
     ops = {ks.tl_op(n.func) for n in ast.walk(loop) if isinstance(n, ast.Call)}
-    return "max" in ops and bool(ops & {"exp", "exp2"})
+    return bool(ops & {"max", "maximum"}) and bool(ops & {"exp", "exp2"})  # per lane: `tl.maximum(m_i, x)`
 
 
 def _running_max(ks: KernelSource, loop: ast.For) -> _Max | None:
