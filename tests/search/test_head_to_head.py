@@ -21,7 +21,7 @@ from tritonforge.report.run_files import report_markdown, summary
 from tritonforge.search.executor import Judgement
 from tritonforge.search.loop import Search, SearchConfig, _outcome
 from tritonforge.store.run_dir import create_store
-from tritonforge.strategies.base import Outcome, SearchState
+from tritonforge.strategies.base import CaseResult, Outcome, SearchState
 from tritonforge.worker.timing import TimingConfig
 
 PLAIN = Path(__file__).resolve().parents[1] / "fixtures" / "problems" / "floor_grid_add.py"
@@ -95,6 +95,8 @@ def _near_search(tmp_path, executor, best: Candidate, best_cases: dict[str, tupl
                     baseline_source=source)
     state = SearchState(problem_path=str(PLAIN), entry="add", baseline_source=source, best=best,
                         best_speedup=3.164, history=[Outcome(best, "correct", 3.164, True, cases=best_cases)],
+                        best_cases=[CaseResult(case, "correct", 1.0, 3.0, up)
+                                    for case, (up, _, _) in best_cases.items()],
                         device="cpu")
     store.add_candidates([best], 1)
     return store, search, state

@@ -391,17 +391,16 @@ class Search:
         faster = bool(verdict.correct and verdict.speedup and verdict.speedup.ci_low > 1.0)
         clean = faster and up is not None and not any(cv.speedup and cv.speedup.regresses for cv in verdict.cases)
         better = clean and up > state.best_speedup * (1 + self.config.min_gain)
-        lost = ""
+        lost = band = ""
         if faster and up is not None and state.best_speedup < up <= state.best_speedup * (1 + self.config.min_gain):
-            lost = f"within {self.config.min_gain:.0%} of the best ({state.best_speedup:.3f}x): not taken"
+            band = f"within {self.config.min_gain:.0%} of the best ({state.best_speedup:.3f}x)"
+            lost = f"{band}: not taken"
             # A small gain on every case is still a gain (s24: persistent_grid on the tma
             # matmul, +0.3% and +2.0%); the head to head, not the band, says if it is real.
             better = clean and state.best.origin != BASELINE and _ahead_on_every_case(state, verdict)
         if better and state.best.origin != BASELINE:
             defeat = self._confirm(c, self.path_of(c), state, [cv.case for cv in verdict.cases])
-            if defeat and lost:
-                defeat = f"{lost.removesuffix(': not taken')}, {defeat}"
-            lost, better = defeat, not defeat
+            lost, better = (f"{band}, {defeat}" if defeat and band else defeat), not defeat
         # The verdict and the change of best land in one transaction: a kill before it
         # leaves the candidate pending, to be judged again in full on resume.
         self._record(c, verdict, judged.started, speedup=up, faster=faster, best=better)
@@ -535,10 +534,10 @@ def _case_speedups(verdict: Verdict) -> dict[str, tuple[float, float, float]]:
 
 
 def _ahead_on_every_case(state: SearchState, verdict: Verdict) -> bool:
-    """The candidate's own timing puts it above the best's on every case the best was timed on."""
+    """The candidate's own timing puts it above the best's (`state.best_cases`) on every case."""
     mine = _case_speedups(verdict)
-    best = next((o.cases for o in reversed(state.history) if o.candidate.key == state.best.key), None)
-    return bool(best) and all(case in mine and mine[case][0] > up for case, (up, _, _) in best.items())
+    return bool(state.best_cases) and all(b.speedup is not None and b.case in mine and mine[b.case][0] > b.speedup
+                                          for b in state.best_cases)
 
 
 def _geomean(xs: list[float]) -> float:
