@@ -91,6 +91,18 @@ STYLES = FIXTURES / "problems" / "styles"
     ("closure_launcher_factory.py", "_launch_exp2 = _make_launcher("),  # a def a factory returns, made at import
     ("launcher_two_callers.py", "return _launch(x, out, "),  # one launcher called from two lines
     ("vllm_nearest_config.py", '"64": {"BLOCK_SIZE": '),  # int-keyed by a dict comprehension, nearest key
+    # Work splits the grid reads too (probe round 24): an autotuned rows-per-program factor read
+    # from META, the same factor as a local constant, a persistent grid's programs per SM.
+    ("split_rows_meta_grid.py", '"ROWS_PER_PROG": 32'),
+    ("split_rows_literal_grid.py", "ROWS_PER_PROG = "),
+    ("persistent_programs_per_sm.py", "PROGRAMS_PER_SM = "),
+    # Triton 3.x kernel idioms (probe round 25): tiles given only as a block pointer's
+    # block_shape, a chunk count that follows the block's cap, configs a helper returns with
+    # pre_hooks (xformers' get_configs()).
+    ("block_ptr_tile_scale.py", "BLOCK_M, BLOCK_N = "),
+    ("block_ptr_matmul.py", "BLOCK_M, BLOCK_N, BLOCK_K = "),
+    ("static_range_chunks.py", "MAX_FUSED_SIZE = "),
+    ("splitk_pre_hook_helper.py", '"SPLIT_K": '),
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

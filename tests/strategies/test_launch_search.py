@@ -308,3 +308,16 @@ def test_a_space_record_holds_plain_values_only():
 
     assert plain(Dotted("tl.float32")) == "tl.float32"
     assert [plain(v) for v in (None, 3, 2.5, "x", True)] == [None, 3, 2.5, "x", True]
+
+
+def test_autotune_widening_varies_a_split_factor_the_grid_reads_from_meta():
+    # Probe round 24: an autotuned column sum's rows per program (a loop bound the META grid
+    # divides by) was never varied by widening, only its tiles and warps.
+    from tests.conftest import FIXTURES
+
+    source = (FIXTURES / "problems" / "styles" / "split_rows_meta_grid.py").read_text()
+    tid = "_bias_grad_kernel.autotune_configs"
+    wider = LaunchParamStrategy().propose(state_for(source), 1)[0].params[tid]
+    assert {c["ROWS_PER_PROG"] for c in wider} == {8, 16, 32}
+    assert {"BLOCK_M": 8, "BLOCK_N": 32, "ROWS_PER_PROG": 32, "num_warps": 2, "num_stages": 3} in wider
+

@@ -482,23 +482,32 @@ def insertion_point(call: ast.Call, name: str) -> Span:
 
 
 def grid_form(module: SourceModule, launch: Launch) -> tuple[str, str, tuple[str, ...]]:
-    """(kind, the expression a grid name stands for, meta keys a lambda reads)."""
+    """(kind, the expression a grid name stands for, meta keys a lambda or a `def grid(META)` reads)."""
     expr, resolved = launch.grid, ""
     if isinstance(expr, ast.Name):
         bind, _, _ = module.definition(expr.id, launch.scope)
         if bind is not None and bind.value is not None and bind.exact:
             expr, resolved = bind.value, module.text(bind.value)
-    if isinstance(expr, ast.Lambda):
+        elif (fn := _grid_def(module, launch, expr.id)) is not None:
+            expr = fn
+    if isinstance(expr, (ast.Lambda, ast.FunctionDef)):
         meta = params_of(expr)[0].arg if params_of(expr) else None
-        keys = [n.slice.value for n in ast.walk(expr.body) if isinstance(n, ast.Subscript)
+        keys = [n.slice.value for n in ast.walk(expr) if isinstance(n, ast.Subscript)
                 and isinstance(n.value, ast.Name) and n.value.id == meta
                 and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)]
-        return "lambda", resolved, tuple(dict.fromkeys(keys))
+        return "lambda" if isinstance(expr, ast.Lambda) else "def", resolved, tuple(dict.fromkeys(keys))
     if isinstance(expr, (ast.Tuple, ast.List)):
         return "tuple", resolved, ()
     if isinstance(expr, ast.Call):
         return "call", resolved, ()
     return "other", resolved, ()
+
+
+def _grid_def(module: SourceModule, launch: Launch, name: str) -> ast.FunctionDef | None:
+    """`def grid(META): return (...)`, defined in the launching function or at module level."""
+    inner = [n for n in walk_local(launch.scope.fn) if isinstance(n, ast.FunctionDef) and n.name == name] \
+        if launch.scope.fn is not None else []
+    return inner[0] if len(inner) == 1 else module.functions.get(name)
 
 
 def grid_literals(module: SourceModule, launch: Launch) -> list[tuple[Span, int]]:

@@ -23,6 +23,12 @@ DEFAULT_STAGES = 3
 # Roles of a constexpr inside its kernel.
 TILE_ROLES = frozenset({"arange", "shape"})  # the value is a tensor dimension
 DOT_ROLES = frozenset({"dot_m", "dot_n", "dot_k"})
+# A loop runs to it or steps by it: with a grid that reads it too, it splits the work over programs.
+SPLIT_ROLES = frozenset({"loop_bound", "loop_step"})
+# `tl.range(..., num_stages=S, loop_unroll_factor=U)`: how one loop is compiled, never what it computes.
+LOOP_OPTION_ROLES = {"num_stages": "loop_stages", "loop_unroll_factor": "loop_unroll"}
+LOOP_HINT_ROLES = frozenset(LOOP_OPTION_ROLES.values())
+UNROLLS = (1, 2, 4, 8)
 CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")  # a triton.Config's own options
 
 
@@ -161,6 +167,11 @@ class KernelFacts:
 
     def tile_dims(self) -> set[str]:
         return {c for c, r in self.roles.items() if r & TILE_ROLES}
+
+    def work_splits(self, grid_meta: tuple[str, ...]) -> set[str]:
+        """Config keys that shape no tensor but that a loop and the grid's meta both read
+        (rows per program): the grid follows them, so they may move like tiles."""
+        return {k for k in grid_meta if self.roles.get(k, frozenset()) & SPLIT_ROLES and k not in self.tile_dims()}
 
 
 @dataclass

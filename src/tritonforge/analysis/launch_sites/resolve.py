@@ -12,9 +12,9 @@ from tritonforge.analysis.astfold import bind_call, params_of
 from tritonforge.analysis.kernel_source import Kernel, KernelSource, class_chain, is_static
 from tritonforge.analysis.launch_sites.coverage import single_tiles
 from tritonforge.analysis.launch_sites.model import CONFIG_OPTIONS, ConfigSpec, KernelFacts
-from tritonforge.analysis.launch_sites.shapes import ShapeWalker
+from tritonforge.analysis.launch_sites.shapes import ShapeWalker, pipelined_loop
 from tritonforge.analysis.launch_sites.syntax import (Binding, bindings, config_table, defaults_of, fold, last_name,
-                                                     record_fields, walk_local)
+                                                     record_fields, returned_list, walk_local)
 
 _CONFIG_POSITIONAL = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override")
 
@@ -476,6 +476,8 @@ class SourceModule:
             node = bind.value if bind and bind.exact else None
             if node is None:
                 return None, None, note or "configs are not a literal list"
+        if isinstance(node, ast.Call) and not node.args and not node.keywords and isinstance(node.func, ast.Name):
+            node = returned_list(self.functions.get(node.func.id)) or node  # `configs=get_configs()`
         if not isinstance(node, (ast.List, ast.Tuple)):
             return None, None, "configs are built by code, not written as a list"
         configs = [self._config(e) for e in node.elts]
@@ -530,7 +532,7 @@ def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
         autotune_pruned=kernel.autotune is not None and any(
             k.arg == "prune_configs_by" and not (isinstance(k.value, ast.Constant) and k.value.value is None)
             for k in kernel.autotune.keywords),
-        has_loop=any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(fn)),
+        has_loop=any(pipelined_loop(n) for n in ast.walk(fn)),
         single_tiles=single_tiles(fn, set(kernel.constexprs), kernel.params),
     )
 

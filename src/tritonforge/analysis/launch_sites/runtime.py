@@ -18,7 +18,7 @@ from typing import Any
 
 from tritonforge.analysis.launch_sites.replay import Frame, Replay
 from tritonforge.analysis.launch_sites.replay_statements import Given
-from tritonforge.analysis.launch_sites.replay_values import UNKNOWN, Dotted, literal_int, runtime_value
+from tritonforge.analysis.launch_sites.replay_values import DEVICE_QUERIES, UNKNOWN, Dotted, literal_int, runtime_value
 
 # Values tried for a literal when solving: powers of two cover block sizes, warps, stages,
 # thresholds and caps alike.
@@ -239,10 +239,11 @@ def solve(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], 
     want = {tid: targets.get(tid, v.per_case.get(v.case(runtime))) for tid, v in values.items()}
     edits: dict[int, int] = dict(fixed or {})
     locked = locked | _off_by_one(tree)
+    device = _device_branches(tree)
     for tid in [t for t in values if t in targets] + [t for t in values if t not in targets]:
         if _value(tree, runtime, values[tid], edits) == want[tid]:
             continue
-        edit = _one_edit(tree, runtime, values, tid, want, edits, locked)
+        edit = _one_edit(tree, runtime, values, tid, want, edits, locked, device)
         if edit is None:
             raise Unreachable(f"{tid}: no single literal edit gives {want[tid]} on {runtime.dominant}")
         edits[edit[0]] = edit[1]
@@ -260,8 +261,22 @@ def _off_by_one(tree: ast.Module) -> frozenset[int]:
                      if isinstance(side, ast.Constant) and side.value == 1 and type(side.value) is int)
 
 
+def _device_branches(tree: ast.Module) -> frozenset[int]:
+    """Literals of a branch chosen by asking for the GPU (`NUM_SMS = 4` under `if not
+    torch.cuda.is_available()`): a stand-in for hardware this process may not have, edited
+    only where no other literal reaches the value."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp)) and any(
+                isinstance(n, ast.Attribute) and ast.unparse(n) in DEVICE_QUERIES for n in ast.walk(node.test)):
+            branches = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [*node.body, *node.orelse]
+            out.update(id(c) for b in branches for c in ast.walk(b) if isinstance(c, ast.Constant))
+    return frozenset(out)
+
+
 def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValue], tid: str,
-              want: dict[str, Any], edits: dict[int, int], locked: frozenset[int]) -> tuple[int, int] | None:
+              want: dict[str, Any], edits: dict[int, int], locked: frozenset[int],
+              device: frozenset[int] = frozenset()) -> tuple[int, int] | None:
     """The edit of one of `tid`'s literals that reaches its target and disturbs the fewest
     values already settled, then one that keeps a value that differed from case to case doing
     so (`max(BLOCK // 256, 1)` -> `BLOCK // 128`, not `max(..., 8)`); literals written as the
@@ -289,7 +304,7 @@ def _one_edit(tree: ast.Module, runtime: Runtime, values: dict[str, ReplayedValu
             collapsed = varied and _distinct(tree, runtime, values[tid], trial_edits) == 1
             # The literal that is the value itself (`256` of `BLOCK, warps = 256, 4`) before one
             # that merely reaches it (a branch's threshold sending the case elsewhere).
-            rank = (disturbed, collapsed, current != now, trial != target,
+            rank = (disturbed, collapsed, id(knob) in device, current != now, trial != target,
                     abs((trial.bit_length()) - (current.bit_length())))
             if best is None or rank < best[0]:
                 best = (rank, (id(knob), trial))

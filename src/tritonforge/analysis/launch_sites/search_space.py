@@ -11,7 +11,7 @@ from tritonforge.analysis.kernel_source import EntryFunction, entry_function
 from tritonforge.analysis.launch_sites.launches import collect_launches
 from tritonforge.analysis.launch_sites.model import LaunchSite, Span, Tunable
 from tritonforge.analysis.launch_sites.resolve import Scope, SourceModule
-from tritonforge.analysis.launch_sites.runtime import Runtime, solve
+from tritonforge.analysis.launch_sites.runtime import Runtime, Unreachable, replay_value, solve
 from tritonforge.analysis.launch_sites.syntax import defaults_of, span_of
 from tritonforge.analysis.launch_sites.tunables import build_sites
 from tritonforge.domain.candidate import source_key
@@ -68,6 +68,9 @@ class SearchSpace:
             elif kernel in run_calls:
                 out[kernel] = (f"launched as {run_calls[kernel]}(...), a form launch analysis does not read "
                                f"(`{kernel}[grid](...)` it does)")
+            elif decorated := _unread_decorator(tree, kernel):
+                out[kernel] = (f"defined here under @{decorated}, which analysis does not read as @triton.jit: "
+                               "its launches are not analysed")
             else:
                 out[kernel] = "launched at run time, but no launch of it was traced from the entry"
         return out
@@ -101,7 +104,19 @@ class SearchSpace:
         # cdiv(n, BLOCK))` as BLOCK moves): it is not held. A free one is: it has moves of its own.
         held = {tid: v for tid, v in replayed.items()
                 if self.by_id[tid].free or not {id(k) for k in v.knobs} & fixed.keys()}
-        edits = solve(module.tree, self.runtime, held, targets, fixed, frozenset(locked))
+        try:
+            edits = solve(module.tree, self.runtime, held, targets, fixed, frozenset(locked))
+        except Unreachable:
+            # No edit keeps the values that read the literals a computed target reads (`NUM_CHUNKS =
+            # cdiv(n, BLOCK)` as BLOCK's cap moves, a warps ladder on that block): they follow the
+            # move, as the host code computes them.
+            moving = set(fixed) | {id(k) for tid in targets for k in replayed[tid].knobs}
+            released = {tid for tid, v in held.items() if tid not in targets and {id(k) for k in v.knobs} & moving}
+            edits = solve(module.tree, self.runtime, {t: v for t, v in held.items() if t not in released},
+                          targets, fixed, frozenset(locked))
+            for tid in released:  # a follower the host code can no longer compute (a table lacking the key)
+                if replay_value(module.tree, self.runtime, replayed[tid], "", edits, verify=False)[1]:
+                    raise Unreachable(f"{tid}: not computable once the literals move")
         nodes = {id(n): n for n in ast.walk(module.tree) if isinstance(n, ast.Constant)}
         columns = {k: c for v in replayed.values() for k, c in v.columns.items()}
         return [(span_of(c), self._literal_text(c, v)) for k, v in edits.items() if k not in fixed
@@ -120,6 +135,13 @@ class SearchSpace:
         module = SourceModule(source)
         sites, matched = _discover(source, entry, runtime, module)
         return SearchSpace(sites, source, module, matched)
+
+
+def _unread_decorator(tree: ast.Module, kernel: str) -> str:
+    """The decorator of the file's function `kernel` (`functools.partial(triton.jit, ...)`),
+    which made it a kernel at run time but not to launch analysis; "" when there is none."""
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == kernel), None)
+    return ast.unparse(fn.decorator_list[0]) if fn is not None and fn.decorator_list else ""
 
 
 def find_launch_sites(source: str, entry: str, runtime: Runtime | None = None,

@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from tritonforge.analysis.astfold import params_of
 from tritonforge.analysis.launch_sites.syntax import fold, last_name
+from tritonforge.analysis.launch_sites.model import LOOP_OPTION_ROLES
 
 _REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "prod"}
 _SHAPE_KEEPING = {"cumsum", "cumprod", "sort", "flip", "associative_scan"}
@@ -82,6 +83,9 @@ class ShapeWalker:
         for i, a in enumerate(args):
             self._mark(a, "loop_step" if i == 2 else "loop_bound")
             self.shape(a)
+        for kw in it.keywords:
+            if kw.arg in LOOP_OPTION_ROLES:
+                self._mark(kw.value, LOOP_OPTION_ROLES[kw.arg])
 
     def _bind(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):
@@ -170,6 +174,10 @@ class ShapeWalker:
         if name in ("zeros", "full", "empty") and not method:
             shape_arg = args[0] if args else kw.get("shape")
             return self._dims(shape_arg) if shape_arg is not None else ()
+        if name in _BLOCK_POINTERS and not method:  # loads through it have its block's shape
+            at, key = _BLOCK_POINTERS[name]
+            block = args[at] if len(args) > at else kw.get(key)
+            return self._dims(block) if block is not None else ()
         if name in ("zeros_like", "full_like", "empty_like"):
             return first or ()
         if name in ("reshape", "view", "broadcast_to"):
@@ -254,3 +262,22 @@ def _reduce(shape: tuple, axis: ast.expr | None) -> tuple:
         return ()
     a %= len(shape)
     return shape[:a] + shape[a + 1:]
+
+
+# Where a block pointer or tensor descriptor takes its block shape: (position, keyword).
+_BLOCK_POINTERS = {"make_block_ptr": (4, "block_shape"), "make_tensor_descriptor": (3, "block_shape")}
+
+
+def pipelined_loop(node: ast.AST) -> bool:
+    """A loop the launch's num_stages pipelines: not `tl.static_range` (unrolled whole) nor a
+    `tl.range` that sets its own num_stages (other than through a parameter named `num_stages`,
+    which the launch option sets: Triton's softmax tutorial)."""
+    if isinstance(node, ast.While):
+        return True
+    if not isinstance(node, ast.For):
+        return False
+    it = node.iter
+    if isinstance(it, ast.Call) and last_name(it.func) == "static_range":
+        return False
+    return not (isinstance(it, ast.Call) and any(k.arg == "num_stages" and not (
+        isinstance(k.value, ast.Name) and k.value.id == "num_stages") for k in it.keywords))

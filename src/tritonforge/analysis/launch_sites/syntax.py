@@ -180,3 +180,15 @@ def item_columns(items: list[ast.expr]) -> dict[int, tuple[ast.Constant, ...]] |
             return None
         out[id(column[0])] = column  # type: ignore[assignment]
     return out
+
+
+def returned_list(fn: ast.FunctionDef | None) -> ast.List | ast.Tuple | None:
+    """The list a helper of no parameters returns, when its body is that `return [...]` alone
+    (xformers' `get_configs()`, whose configs carry pre_hooks a run-time copy cannot write)."""
+    if fn is None or fn.args.args or fn.args.posonlyargs or fn.args.vararg or fn.args.kwonlyargs:
+        return None
+    body = fn.body[1:] if fn.body and isinstance(fn.body[0], ast.Expr) and isinstance(
+        fn.body[0].value, ast.Constant) else fn.body  # a docstring
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, (ast.List, ast.Tuple)):
+        return body[0].value
+    return None

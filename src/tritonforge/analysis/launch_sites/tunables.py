@@ -13,13 +13,17 @@ from tritonforge.analysis.launch_sites.coverage import host_floors
 from tritonforge.analysis.launch_sites.launches import (Launch, Use, divisor_literals, grid_form, grid_literals,
                                                        insertion_point)
 from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DEFAULT_STAGES, DEFAULT_WARPS, DOT_MIN,
-                                                     DOT_ROLES, MAX_TENSOR_NUMEL, STAGES, TILE_ROLES, WARPS, ConfigSpec,
-                                                     KernelFacts, LaunchSite, Span, Tunable, is_pow2)
+                                                     DOT_ROLES, LOOP_HINT_ROLES, MAX_TENSOR_NUMEL, SPLIT_ROLES, STAGES,
+                                                     TILE_ROLES, UNROLLS, WARPS, ConfigSpec, KernelFacts, LaunchSite,
+                                                     Span, Tunable, is_pow2)
 from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
 from tritonforge.analysis.launch_sites.replay_statements import Given
 from tritonforge.analysis.launch_sites.runtime import RECEIVED, ReplayedValue, Runtime, replay_value
 from tritonforge.analysis.astfold import params_of
 from tritonforge.analysis.launch_sites.syntax import defaults_of, span_of
+
+
+SPLIT_RELATION = "splits the work over programs: the grid reads it too"
 
 
 class _Groups:
@@ -76,7 +80,8 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
     _never_ran(uses, unlaunched, runtime)
     _grid_unseen(uses, launches)
     groups, spans = _group_uses(module, launches, uses)
-    tunable_of = _make_tunables(launches, uses, groups, spans, floors)
+    splits = {i: _work_splits(module, launch) for i, launch in enumerate(launches)}
+    tunable_of = _make_tunables(launches, uses, groups, spans, floors, splits)
     _mark_followers(list({t.id: t for t in tunable_of.values()}.values()))
     return [_site(module, launch, i, uses, tunable_of) for i, launch in enumerate(launches)]
 
@@ -112,6 +117,7 @@ def _mark_followers(tunables: list[Tunable]) -> None:
     next_power_of_2(cdiv(n, BLOCK))` beside `BLOCK = 1024`) follows that tunable: it is not
     moved on its own, and a move of the other may change it (`SearchSpace.literal_edits`)."""
     owner = {loc.key: t.id for t in tunables if t.free for loc in t.locations if loc.insert is None}
+    followers = set()
     for t in tunables:
         if t.replayed is None or not t.free:
             continue
@@ -119,6 +125,21 @@ def _mark_followers(tunables: list[Tunable]) -> None:
         if keys and all(owner.get(k) not in (None, t.id) for k in keys):
             t.free, t.locations, t.legal = False, (), ()
             t.why = f"computed from {', '.join(dict.fromkeys(owner[k] for k in keys))}: not moved on its own, it follows"
+            followers.add(t.id)
+    # A fixed computed value reading only literals of free ones (`NUM_CHUNKS = cdiv(n, BLOCK)`
+    # beside a computed BLOCK) follows their moves where no edit keeps it (literal_edits), and says so.
+    reads: dict[int, str] = {}
+    for t in tunables:
+        for k in t.replayed.knobs if t.free and t.replayed is not None else ():
+            reads.setdefault(id(k), t.id)  # the first value reading a literal names it
+    for t in tunables:
+        if t.free or t.id in followers or t.replayed is None or not t.replayed.knobs:
+            continue
+        from_ = [owner.get(span_of(k).key) or reads.get(id(k)) for k in t.replayed.knobs]
+        if all(from_):
+            names = list(dict.fromkeys(from_))
+            t.why += (f"; computed from {', '.join(names)}, it follows {'a move' if len(names) == 1 else 'moves'} "
+                      f"of {'it' if len(names) == 1 else 'them'} that cannot keep it")
 
 
 def _replay(module: SourceModule, launch: Launch, u: Use, occurrence: int, runtime: Runtime,
@@ -334,7 +355,8 @@ def _group_uses(module: SourceModule, launches: list[Launch], uses: list[Use]) -
 
 
 def _make_tunables(launches: list[Launch], uses: list[Use], groups: _Groups, spans: dict[tuple, Span],
-                   floors: dict[int, dict[str, tuple[int, str]]]) -> dict[int, Tunable]:
+                   floors: dict[int, dict[str, tuple[int, str]]],
+                   splits: dict[int, frozenset[str]]) -> dict[int, Tunable]:
     """The tunable of each use, keyed by the use's position in `uses`."""
     members: dict[tuple, list[Use]] = defaultdict(list)
     for u in uses:
@@ -349,7 +371,7 @@ def _make_tunables(launches: list[Launch], uses: list[Use], groups: _Groups, spa
         case = f"@{aim.replace(' ', '')}" if aim else ""  # no ", " in an id: move descriptions split on it
         tid = _fresh_id(f"{group[0].kernel}.{group[0].param}{case}", taken)
         locs = tuple(sorted(set(locations[root]), key=lambda s: (s.line, s.col)))
-        by_root[root] = _cover(_tunable(launches, tid, group, locs), group, floors)
+        by_root[root] = _cover(_tunable(launches, tid, group, locs, splits), group, floors)
     return {i: by_root[groups.find(_use_key(u))] for i, u in enumerate(uses)}
 
 
@@ -362,14 +384,16 @@ def _fresh_id(base: str, taken: set[str]) -> str:
     return tid
 
 
-def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Span, ...]) -> Tunable:
+def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Span, ...],
+             splits: dict[int, frozenset[str]]) -> Tunable:
     first = group[0]
     feeds = tuple(dict.fromkeys(f"{u.kernel}.{u.param}" for u in group))
     kinds = {u.kind for u in group}
     roles = frozenset().union(*(launches[u.launch].facts.roles.get(u.param, frozenset()) for u in group))
     current = first.configs if first.kind == "autotune_configs" else first.resolved.value
     why = first.resolved.where
-    problem = _not_free(first, kinds, group, launches)
+    split = all(u.param in splits.get(u.launch, ()) for u in group)
+    problem = _not_free(first, kinds, group, launches, split)
     return Tunable(
         # A fixed value replay checked against the capture is kept: moves of others must hold it.
         replayed=first.replayed if problem is None or first.resolved.kind == "replayed" else None,
@@ -382,7 +406,7 @@ def _tunable(launches: list[Launch], tid: str, group: list[Use], locs: tuple[Spa
         legal=_legal(first.kind, current, roles) if problem is None else (),
         roles=roles,
         feeds=feeds,
-        relations=_relations(first.kind, roles, group),
+        relations=_relations(first.kind, roles, group) + ((SPLIT_RELATION,) if split and problem is None else ()),
     )
 
 
@@ -437,7 +461,23 @@ def _cover(t: Tunable, group: list[Use], floors: dict[int, dict[str, tuple[int, 
     return t
 
 
-def _not_free(first: Use, kinds: set[str], group: list[Use], launches: list[Launch]) -> str | None:
+def _work_splits(module: SourceModule, launch: Launch) -> frozenset[str]:
+    """Constexprs of `launch` that shape no tensor but split its work over the programs: a loop
+    of the kernel runs to them or steps by them (rows per program, a persistent grid's program
+    count), and the grid reads them too, by meta key or through the name the launch passes.
+    Moving one moves the grid with it, so no program's share is lost or done twice."""
+    _, _, meta = grid_form(module, launch)
+    grid = launch.grid
+    if isinstance(grid, ast.Name) and (value := module.exact_value(grid.id, launch.scope)) is not None:
+        grid = value
+    names = {n.id for n in ast.walk(grid) if isinstance(n, ast.Name)}
+    loops = {p for p, roles in launch.facts.roles.items() if roles & SPLIT_ROLES and not roles & TILE_ROLES}
+    by_name = {u.param for u in launch.uses if u.kind == "constexpr" and u.param in loops
+               and isinstance(u.expr, ast.Name) and u.expr.id in names}
+    return frozenset(launch.facts.work_splits(meta) | by_name)
+
+
+def _not_free(first: Use, kinds: set[str], group: list[Use], launches: list[Launch], split: bool = False) -> str | None:
     r = first.resolved
     if len(kinds) > 1:
         return f"one value feeds {' and '.join(sorted(kinds))}: not tuned"
@@ -450,8 +490,12 @@ def _not_free(first: Use, kinds: set[str], group: list[Use], launches: list[Laun
         legal = WARPS if first.kind == "num_warps" else STAGES
         bad = sorted(v for v in values if v not in legal)
         return f"{bad[0]} is not a legal {first.kind}" if bad else None
-    for u in group:
-        if not launches[u.launch].facts.roles.get(u.param, frozenset()) & TILE_ROLES:
+    roles = [launches[u.launch].facts.roles.get(u.param, frozenset()) for u in group]
+    if all(role and role <= LOOP_HINT_ROLES for role in roles):  # how a loop compiles: any legal value
+        bad = sorted(v for v in values if not isinstance(v, int) or v not in _legal("constexpr", 0, roles[0]))
+        return f"{bad[0]} is not a legal {' or '.join(sorted(roles[0]))} value: {r.where}" if bad else None
+    for u, role in zip(group, roles) if not split else ():
+        if not role & TILE_ROLES:
             return f"{u.kernel}.{u.param} shapes no tensor (may carry meaning): {r.where}"
     bad = sorted(v for v in values if not is_pow2(v))
     if bad:
@@ -464,6 +508,8 @@ def _legal(kind: str, current: Any, roles: frozenset[str] = frozenset()) -> tupl
         return WARPS
     if kind == "num_stages":
         return STAGES
+    if kind == "constexpr" and roles and roles <= LOOP_HINT_ROLES:
+        return tuple(sorted(set(STAGES if "loop_stages" in roles else UNROLLS) | {current} - {0}))
     if kind == "constexpr":
         # A tl.dot dimension needs 16; any other tile may shrink to one row (a 1 x 1024 tile
         # streams a row at full width where 8 x 8 tiles do not).
@@ -482,6 +528,10 @@ def _relations(kind: str, roles: frozenset[str], group: list[Use]) -> tuple[str,
             out.append(f"tl.dot dimension: >= {DOT_MIN}")
         if "loop_step" in roles:
             out.append("loop step: the loop count follows it")
+        if "loop_stages" in roles:
+            out.append("tl.range num_stages: how deep one loop's loads are pipelined, not what it computes")
+        if "loop_unroll" in roles:
+            out.append("tl.range loop_unroll_factor: how often one loop is unrolled, not what it computes")
     if kind == "num_warps":
         out.append("threads per program = 32 * num_warps")
     if kind == "num_stages":

@@ -107,7 +107,7 @@ def _dot_presets(space: SearchSpace, cur: Assignment) -> list[Move]:
 
 
 def _steps(t: Tunable, value: int) -> list[int]:
-    if t.kind == "num_stages":
+    if t.kind == "num_stages" or "loop_stages" in t.roles:
         candidates = [value + 1, value - 1]
     else:
         candidates = [value * 2, value // 2]
@@ -173,7 +173,7 @@ def _autotune_moves(space: SearchSpace, t: Tunable, caps: tuple[int, int], limit
     configs, so each gets some); pin single configs, unless the autotuner prunes its configs."""
     configs: tuple[ConfigSpec, ...] = t.current
     site = next(s for s in space.sites if s.bindings.get("autotune_configs") == t.id)
-    dims = site.facts.tile_dims()
+    dims = site.facts.tile_dims() | site.facts.work_splits(site.grid_meta)
     seen = {hashable(c) for c in configs}
     extra: list[ConfigSpec] = []
     for n in _round_robin([_config_neighbours(c, dims, site.facts.has_loop) for c in configs]):
@@ -205,7 +205,7 @@ def _config_neighbours(c: ConfigSpec, dims: set[str], has_loop: bool) -> list[Co
     out = []
     for k, v in c.kwargs:
         if k in dims and is_pow2(v):
-            out += [c.with_values(**{k: v * 2}), c.with_values(**{k: v // 2})]
+            out += [c.with_values(**{k: v * 2})] + ([c.with_values(**{k: v // 2})] if v > 1 else [])
     out += [c.with_values(num_warps=c.warps * 2), c.with_values(num_warps=c.warps // 2)]
     if has_loop:
         out += [c.with_values(num_stages=c.stages + 1), c.with_values(num_stages=c.stages - 1)]
@@ -248,7 +248,7 @@ def _further(space: SearchSpace, lessons: list[Lesson], known: set) -> list[Move
             continue
         value = cur[t.id]
         new = value * 4 if lesson.sign > 0 else value // 4
-        if t.kind == "num_stages":
+        if t.kind == "num_stages" or "loop_stages" in t.roles:
             new = value + 2 * lesson.sign
         m = Move({t.id: (value, new)}, "further", ring=2)
         if new in t.legal and m.signature not in known:
@@ -268,6 +268,10 @@ def _dedupe(moves: list[Move]) -> list[Move]:
 
 def typical_size(space: SearchSpace, t: Tunable, values: Assignment, limits: HardwareLimits) -> float:
     """A size that usually performs well on a current GPU, for the prior to pull towards."""
+    if t.kind == "constexpr" and "loop_stages" in t.roles:
+        return DEFAULT_STAGES
+    if t.kind == "constexpr" and "loop_unroll" in t.roles:
+        return 2
     if t.kind == "constexpr":
         if "dot_k" in t.roles:
             return 64 if limits.dot_elem_bytes <= 2 else 32

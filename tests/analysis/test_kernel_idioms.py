@@ -1,0 +1,92 @@
+"""Launch values of Triton 3.x kernel idioms (probe rounds 24 and 25): tiles given only as a
+block pointer's block_shape, per-loop pipelining options, a chunk count computed from the
+block, and work splits that the grid reads too."""
+
+from __future__ import annotations
+
+from tests.analysis.test_replay import captured_space
+from tests.conftest import FIXTURES
+from tritonforge.analysis.launch_sites import SearchSpace, entry_of
+from tritonforge.strategies.launch.rewrite import apply_assignment
+
+STYLES = FIXTURES / "problems" / "styles"
+
+
+def space_of(name: str) -> SearchSpace:
+    source = (STYLES / name).read_text()
+    return SearchSpace.from_source(source, entry_of(source))
+
+
+def test_block_shape_of_a_block_pointer_makes_tiles_and_dot_dimensions():
+    scale = space_of("block_ptr_tile_scale.py")
+    assert all(scale.by_id[f"_scale_shift_kernel.{d}"].free for d in ("BLOCK_M", "BLOCK_N"))
+    matmul = space_of("block_ptr_matmul.py")
+    facts = matmul.sites[0].facts
+    assert facts.dots == (("BLOCK_M", "BLOCK_N", "BLOCK_K"),)
+    k = matmul.by_id["_matmul_kernel.BLOCK_K"]
+    assert k.free and min(k.legal) == 16  # a tl.dot dimension: 16 at least
+
+
+def test_per_loop_pipelining_options_move_within_their_own_legal_values():
+    space = space_of("range_num_stages_constexpr.py")
+    stages, unroll = space.by_id["matvec_kernel.NUM_STAGES"], space.by_id["matvec_kernel.UNROLL"]
+    assert stages.free and stages.legal == (1, 2, 3, 4, 5, 6)
+    assert unroll.free and unroll.legal == (1, 2, 4, 8)
+    assert any("not what it computes" in r for r in stages.relations)
+    # The kernel's one loop sets its own num_stages: the launch's option pipelines nothing.
+    assert not space.sites[0].facts.has_loop
+    out = apply_assignment(space, {"matvec_kernel.NUM_STAGES": 3, "matvec_kernel.UNROLL": 2})
+    assert "NUM_STAGES=3" in out and "UNROLL=2" in out
+    # A loop flag that is a power of two but carries meaning is still refused.
+    flag = space.source.replace("num_stages=NUM_STAGES, ", "").replace(
+        "acc += tl.sum(a * xv[None, :], axis=1)", "acc += tl.sum(a * xv[None, :], axis=1) * NUM_STAGES")
+    assert not SearchSpace.from_source(flag, "matvec").by_id["matvec_kernel.NUM_STAGES"].free
+
+
+def test_static_range_chunks_follow_the_block_their_count_is_computed_from():
+    space, _ = captured_space(STYLES / "static_range_chunks.py")
+    chunks = space.by_id["_l2_norm_fwd_kernel.NUM_CHUNKS"]
+    assert not chunks.free and "computed from _l2_norm_fwd_kernel.BLOCK, it follows a move of it" in chunks.why
+    block = space.by_id["_l2_norm_fwd_kernel.BLOCK"]
+    case = block.replayed.case(space.runtime)
+    target = block.per_case[case] // 2
+    out = apply_assignment(space, {block.id: target})  # the cap moves; NUM_CHUNKS is not held
+    assert "MAX_FUSED_SIZE = 4096" not in out and "NUM_CHUNKS = triton.cdiv(n_cols, BLOCK)" in out
+    assert not space.sites[0].facts.has_loop  # static_range loops are unrolled: no num_stages to pipeline
+
+
+def test_a_split_factor_is_free_only_where_the_grid_reads_it_too():
+    space, _ = captured_space(STYLES / "split_rows_literal_grid.py")
+    split = space.by_id["column_sum_kernel.ROWS_PER_PROG"]
+    assert split.free and "splits the work over programs" in " ".join(split.relations)
+    # The same loop bound with a grid that does not read it may carry meaning: not moved.
+    fixed = space.source.replace("grid = (triton.cdiv(n_rows, ROWS_PER_PROG),", "grid = (triton.cdiv(n_rows, 4),")
+    alone = SearchSpace.from_source(fixed, "column_sum").by_id["column_sum_kernel.ROWS_PER_PROG"]
+    assert not alone.free and "may carry meaning" in alone.why
+    # A persistent grid's program count moves its multiplier, never the stand-in SM count
+    # used where no GPU answers.
+    space, _ = captured_space(STYLES / "persistent_programs_per_sm.py")
+    out = apply_assignment(space, {"fast_gelu_kernel.NUM_PROGS": 16})
+    assert "PROGRAMS_PER_SM = 4" in out and "NUM_SMS = 4" in out
+
+
+def test_a_kernel_under_a_decorator_analysis_does_not_read_is_named_with_it():
+    source = '''import functools
+import triton
+import triton.language as tl
+
+ENTRY = "copy"
+
+
+@functools.partial(triton.jit, do_not_specialize=["n"])
+def _copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+
+def copy(x, out):
+    _copy_kernel[(triton.cdiv(x.numel(), 512),)](x, out, x.numel(), BLOCK=512)
+    return out
+'''
+    why = SearchSpace.from_source(source, "copy").unreached(["_copy_kernel"])["_copy_kernel"]
+    assert "under @functools.partial(triton.jit" in why and "not read as @triton.jit" in why
