@@ -35,6 +35,8 @@ LAUNCH_ONLY = ["examples/matmul.py", "benchmarks/corpus/scale_shift_module.py", 
 STYLES = ["mapping_subclass_cfg", "globals_get_block", "module_getattr_dtype", "post_init_dataclass",
           "closure_launcher_factory", "launcher_two_callers", "mapping_spread_stages", "flagattn_capability_config",
           "autotune_early_prune", "softmax_param_num_stages"]
+# Work splits the grid reads too, moved for the first time in session 25 (probe round 24).
+SPLITS = ["split_rows_literal_grid", "split_rows_meta_grid", "persistent_programs_per_sm"]
 BOTTLENECKS = ["mem_peak", "mem_strided", "occupancy_regs", "spills", "tiny_grid", "matmul_tc"]
 
 
@@ -82,6 +84,9 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
     for name in STYLES:
         s.append((f"style_{name}", [*TF, "optimize", f"tests/fixtures/problems/styles/{name}.py", "--minutes", "2",
                                     "--out", str(runs / name)], 150))
+    for name in SPLITS:
+        s.append((f"split_{name.removeprefix('split_')}", [*TF, "optimize", f"tests/fixtures/problems/styles/{name}.py", "--minutes", "1.5",
+                                    "--out", str(runs / name)], 120))
     s.append(("corpus_ratios", [PY, "benchmarks/corpus_ratios.py", str(runs), str(out / "corpus_ratios.json")], 90))
     # The newest recorded best of every corpus problem against copy bandwidth and torch.matmul (issue 11).
     s.append(("corpus_ratios_recorded", [PY, "benchmarks/corpus_ratios.py", "--recorded",
@@ -107,7 +112,7 @@ def steps(out: Path, minutes: str | None = None) -> list[tuple[str, list[str], f
         # The GPU tests of the second opinion and of reach alone, for sessions short of time.
         ("gpu_tests_quick", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu",
                              "tests/evaluate/test_second_opinion.py", "tests/search/test_reach.py"], 90),
-        ("gpu_tests", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests"], 120),
+        ("gpu_tests", [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu", "tests"], 450),
         ("adversarial", [PY, "-m", "tests.adversarial", "--device", "cuda", "--json", str(out / "adversarial.json")],
          240),
     ]
