@@ -90,3 +90,30 @@ def copy(x, out):
 '''
     why = SearchSpace.from_source(source, "copy").unreached(["_copy_kernel"])["_copy_kernel"]
     assert "under @functools.partial(triton.jit" in why and "not read as @triton.jit" in why
+
+
+def test_a_tile_computed_from_two_constexprs_stays_a_power_of_two():
+    # `tl.arange(0, BLOCK_SIZE // VEC)` (probe round 25): VEC above the block compiled to an error.
+    from tritonforge.strategies.launch import check_assignment
+
+    source = '''import triton
+import triton.language as tl
+
+ENTRY = "scale"
+
+
+@triton.jit
+def _scale_kernel(x, out, n, BLOCK_SIZE: tl.constexpr, VEC: tl.constexpr):
+    rows = tl.program_id(0) * (BLOCK_SIZE // VEC) + tl.arange(0, BLOCK_SIZE // VEC)
+    offs = rows[:, None] * VEC + tl.arange(0, VEC)[None, :]
+    tl.store(out + offs, tl.load(x + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def scale(x, out):
+    _scale_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), 1024, 8, num_warps=4)
+    return out
+'''
+    space = SearchSpace.from_source(source, "scale")
+    assert space.sites[0].facts.arange_ends == ("BLOCK_SIZE // VEC",)
+    assert check_assignment(space, {"_scale_kernel.VEC": 16}) is None
+    assert "would be 0" in check_assignment(space, {"_scale_kernel.VEC": 2048})

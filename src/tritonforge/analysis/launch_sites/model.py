@@ -160,6 +160,7 @@ class KernelFacts:
     has_loop: bool = False  # num_stages only pipelines loads inside loops
     globals: tuple[str, ...] = ()  # module-level `NAME = tl.constexpr(...)` the body reads
     single_tiles: tuple[tuple[str, str], ...] = ()  # (C, p): one tl.arange(0, C) masked by < p (coverage.py)
+    arange_ends: tuple[str, ...] = ()  # `BLOCK // VEC` of a tl.arange(0, BLOCK // VEC): a power of two >= 1
 
     @property
     def has_dot(self) -> bool:

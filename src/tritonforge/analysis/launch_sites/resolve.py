@@ -525,6 +525,7 @@ def _kernel_facts(module: SourceModule, kernel: Kernel) -> KernelFacts:
         globals=read,
         roles={c: frozenset(r) for c, r in walker.roles.items()},
         tiles=tuple(walker.tiles),
+        arange_ends=tuple(walker.arange_ends),
         dots=tuple(walker.dots),
         autotune_keys=tuple(sorted(keys)),
         heuristics=tuple(sorted(set(kernel.heuristic_names()))),

@@ -30,6 +30,7 @@ class ShapeWalker:
         self.roles: dict[str, set[str]] = {c: set() for c in constexprs}
         self.tiles: dict[tuple[str, ...], None] = {}
         self.dots: dict[tuple, None] = {}
+        self.arange_ends: dict[str, None] = {}  # `BLOCK // VEC`: sizes computed from constexprs
 
     def run(self) -> None:
         self._block(self.fn.body)
@@ -170,6 +171,9 @@ class ShapeWalker:
             end = args[1] if len(args) > 1 else kw.get("end")
             for a in [*args, *kw.values()]:
                 self._mark(a, "arange")
+            if isinstance(end, ast.BinOp) and any(isinstance(n, ast.Name) and n.id in self.constexprs
+                                                  for n in ast.walk(end)):
+                self.arange_ends[ast.unparse(end)] = None
             return (self._dim(end),) if end is not None else ("?",)
         if name in ("zeros", "full", "empty") and not method:
             shape_arg = args[0] if args else kw.get("shape")

@@ -13,12 +13,15 @@ every accepted config compiled without spills.
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from tritonforge.analysis.launch_sites import DEFAULT_STAGES, DEFAULT_WARPS, DOT_MIN, MAX_TENSOR_NUMEL
 from tritonforge.analysis.launch_sites import LaunchSite, SearchSpace, Tunable
+from tritonforge.analysis.launch_sites.model import is_pow2
+from tritonforge.analysis.launch_sites.syntax import fold
 from tritonforge.strategies.launch.values import Assignment, numeric
 
 FeasibleHook = Callable[[Assignment], "bool | str | None"]
@@ -181,6 +184,10 @@ def _check_launch(site: LaunchSite, launch: LaunchValues, ref: dict[str, float],
             value = launch.values.get(d or "")
             if value is not None and value < limits.dot_min:
                 return f"tl.dot needs {d} >= {limits.dot_min}, got {value}"
+    for text in site.facts.arange_ends:
+        size = _size_of(text, launch.values)
+        if size is not None and not is_pow2(size):
+            return f"tl.arange(0, {text}) would be {size}: a power of two >= 1 is needed"
     got = launch_metrics(site, launch, limits)
     if got.get("numel", 0) > limits.max_numel:
         return f"a tile of {int(got['numel'])} elements exceeds Triton's {limits.max_numel}"
@@ -201,3 +208,21 @@ def _check_launch(site: LaunchSite, launch: LaunchValues, ref: dict[str, float],
         if got["elems_per_thread"] < floor:
             return f"{got['elems_per_thread']:.2g} elements per thread (< {floor:.2g}): idle or duplicated threads"
     return None
+
+
+def _size_of(text: str, values: dict[str, int | None]) -> int | None:
+    """`BLOCK // VEC` under the launch's values; None where one of them is not known."""
+    tree = ast.parse(text, mode="eval").body
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and values.get(node.id) is None:
+            return None
+    named = ast.fix_missing_locations(_Substitute(values).visit(tree))
+    return fold(named)
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, values: dict[str, int | None]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Constant(self.values[node.id])
