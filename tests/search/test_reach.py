@@ -92,10 +92,9 @@ STYLES = FIXTURES / "problems" / "styles"
     ("launcher_two_callers.py", "return _launch(x, out, "),  # one launcher called from two lines
     ("vllm_nearest_config.py", '"64": {"BLOCK_SIZE": '),  # int-keyed by a dict comprehension, nearest key
     # Work splits the grid reads too (probe round 24): an autotuned rows-per-program factor read
-    # from META, the same factor as a local constant, a persistent grid's programs per SM.
+    # from META, the same factor as a local constant (a persistent grid's programs per SM: below).
     ("split_rows_meta_grid.py", '"ROWS_PER_PROG": 32'),
     ("split_rows_literal_grid.py", "ROWS_PER_PROG = "),
-    ("persistent_programs_per_sm.py", "PROGRAMS_PER_SM = "),
     # Triton 3.x kernel idioms (probe round 25): tiles given only as a block pointer's
     # block_shape, a chunk count that follows the block's cap, configs a helper returns with
     # pre_hooks (xformers' get_configs()).
@@ -118,6 +117,25 @@ def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     rewritten = [c for c, _ in judged if any(moved in line for line in _changed(source, c.source))]
     assert rewritten, f"no candidate edited the computed value ({moved!r})"
     assert all(case["correct"] for case in outcome.summary["cases"])
+
+
+def test_a_persistent_grids_program_count_moves_through_its_multiplier(tmp_path):
+    # `programs = min(NUM_SMS * PROGRAMS_PER_SM, tiles)`, passed as the grid and as the constexpr
+    # the tile loop steps by (probe round 24). Its moves rank after the block's long jumps, so
+    # this run gets eight candidates of launch values alone; none edits the stand-in
+    # `NUM_SMS = 4` of the branch taken without a GPU.
+    name = "persistent_programs_per_sm.py"
+    options = OptimizeOptions(out=tmp_path / "run", strategies=["launch_params"],
+                              evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),
+                              search=SearchConfig(budget=8, minutes=None, per_round=8, patience=2))
+    optimize(STYLES / name, options)
+    with RunStore.open(tmp_path / "run" / "run.sqlite") as store:
+        judged = [(c, ev) for c, ev in store.judged() if c.origin != "baseline"]
+    assert judged and {ev["status"] for _, ev in judged} == {"correct"}
+    source = (STYLES / name).read_text()
+    changed = [line for c, _ in judged for line in set(c.source.splitlines()) - set(source.splitlines())]
+    assert any(line.startswith("PROGRAMS_PER_SM = ") for line in changed)
+    assert not any("NUM_SMS = " in line for line in changed)
 
 
 def _changed(before: str, after: str) -> list[str]:
