@@ -106,8 +106,13 @@ def _dot_presets(space: SearchSpace, cur: Assignment) -> list[Move]:
     return out
 
 
+def _is_stages(t: Tunable) -> bool:
+    """The launch's num_stages or a loop's own (`tl.range(..., num_stages=S)`): moved by one."""
+    return t.kind == "num_stages" or "loop_stages" in t.roles
+
+
 def _steps(t: Tunable, value: int) -> list[int]:
-    if t.kind == "num_stages" or "loop_stages" in t.roles:
+    if _is_stages(t):
         candidates = [value + 1, value - 1]
     else:
         candidates = [value * 2, value // 2]
@@ -248,7 +253,7 @@ def _further(space: SearchSpace, lessons: list[Lesson], known: set) -> list[Move
             continue
         value = cur[t.id]
         new = value * 4 if lesson.sign > 0 else value // 4
-        if t.kind == "num_stages" or "loop_stages" in t.roles:
+        if _is_stages(t):
             new = value + 2 * lesson.sign
         m = Move({t.id: (value, new)}, "further", ring=2)
         if new in t.legal and m.signature not in known:
