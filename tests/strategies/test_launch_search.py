@@ -321,3 +321,59 @@ def test_autotune_widening_varies_a_split_factor_the_grid_reads_from_meta():
     assert {c["ROWS_PER_PROG"] for c in wider} == {8, 16, 32}
     assert {"BLOCK_M": 8, "BLOCK_N": 32, "ROWS_PER_PROG": 32, "num_warps": 2, "num_stages": 3} in wider
 
+
+
+def test_a_one_config_autotune_list_is_also_retuned_in_place():
+    # A list of one is a fixed launch written as autotune: before, its only move was the
+    # widening, so a round of four proposed one candidate and a run could end after two.
+    from tests.conftest import FIXTURES
+
+    source = (FIXTURES / "problems" / "styles" / "split_rows_meta_grid.py").read_text()
+    tid = "_bias_grad_kernel.autotune_configs"
+    got = LaunchParamStrategy().propose(state_for(source), 8)
+    assert len(got) == 8 and len(got[0].params[tid]) > 1  # the widening first
+    retuned = [c.params[tid] for c in got[1:]]
+    assert all(len(r) == 1 for r in retuned)
+    first = {"BLOCK_M": 8, "BLOCK_N": 32, "ROWS_PER_PROG": 16, "num_warps": 2, "num_stages": 3}
+    moved = [[k for k in first if r[0][k] != first[k]] for r in retuned]
+    assert all(len(m) == 1 for m in moved)  # one value each
+    grown = [r[0][m[0]] > first[m[0]] for r, m in zip(retuned, moved)]
+    assert grown == [True] * 5 + [False] * 2  # each value's growing step before any shrinking one
+    assert {"BLOCK_M": 8, "BLOCK_N": 32, "ROWS_PER_PROG": 32, "num_warps": 2, "num_stages": 3} in [r[0] for r in retuned]
+    assert got[1].description == "autotune_configs: BLOCK_M 8->16" or got[1].description.endswith(": BLOCK_M 8->16")
+    assert rewrite_runs(got[1].source)
+
+
+def rewrite_runs(source: str) -> bool:
+    """The retuned file still parses and still holds one config."""
+    tree = ast.parse(source)
+    lists = [n for n in ast.walk(tree) if isinstance(n, ast.keyword) and n.arg == "configs"]
+    return len(lists) == 1 and isinstance(lists[0].value, ast.List) and len(lists[0].value.elts) == 1
+
+
+def test_a_pruned_one_config_autotune_list_is_not_retuned():
+    # Triton runs a lone config without the pruner, as for pins.
+    single = re.sub(r',\s*triton.Config\(\{"BLOCK": 256\}, num_warps=8, num_stages=2\)', "", AUTOTUNED)
+    pruned = single.replace('key=["n"])', 'key=["n"],\n    prune_configs_by={"early_config_prune": lambda c, a, **k: c})')
+    assert pruned.count("triton.Config(") == 1 and "prune_configs_by" in pruned
+    tid = "auto_kernel.autotune_configs"
+    assert len(LaunchParamStrategy().propose(state_for(single), 4)) > 1
+    assert [len(c.params[tid]) > 1 for c in LaunchParamStrategy().propose(state_for(pruned), 4)] == [True]
+
+
+def test_widening_a_list_moves_another_value_of_each_config():
+    # Eight new configs a round, round-robin over the configs: each config's neighbours
+    # start at another value, so a SPLIT_K listed last is widened in the first round too.
+    from tests.conftest import FIXTURES
+
+    source = (FIXTURES / "problems" / "styles" / "splitk_pre_hook_helper.py").read_text()
+    tid = "_splitk_kernel.autotune_configs"
+    got = LaunchParamStrategy().propose(state_for(source), 1)
+    old, new = got[0].params[tid][:2], got[0].params[tid][2:]
+    assert len(new) == 8
+    moved = set()  # the value each new config moved from the config it neighbours
+    for c in new:
+        steps = [[k for k in c if c[k] != o[k]] for o in old]
+        moved.update(next(s for s in steps if len(s) == 1))
+    assert {"BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"} <= moved
+    assert all(c["SPLIT_K"] > 1 for c in new)

@@ -23,7 +23,7 @@ class Move:
     """A change of some tunables from the best candidate's values."""
 
     changes: dict[str, tuple[Any, Any]]  # id -> (old, new)
-    kind: str  # step | jump | leap | tile | block+warps | preset | widen | pin | combo | further
+    kind: str  # step | jump | leap | tile | block+warps | preset | widen | pin | retune | combo | further
     ring: int = 1  # 1: neighbours of the best; 2: two-step combinations
     score: float = 0.0
     notes: list[str] = field(default_factory=list)  # what moved the score
@@ -181,7 +181,7 @@ def _autotune_moves(space: SearchSpace, t: Tunable, caps: tuple[int, int], limit
     dims = site.facts.tile_dims() | site.facts.work_splits(site.grid_meta)
     seen = {hashable(c) for c in configs}
     extra: list[ConfigSpec] = []
-    for n in _round_robin([_config_neighbours(c, dims, site.facts.has_loop) for c in configs]):
+    for n in _round_robin([_config_neighbours(c, dims, site.facts.has_loop, i) for i, c in enumerate(configs)]):
         key = hashable(n)
         if key not in seen and _config_ok(space, site, t, n, limits):
             seen.add(key)
@@ -196,6 +196,10 @@ def _autotune_moves(space: SearchSpace, t: Tunable, caps: tuple[int, int], limit
     if len(configs) > 1 and not site.facts.autotune_pruned:
         for c in configs:
             moves.append(Move({t.id: (configs, (c,))}, "pin", score=-0.3))
+    # A list of one is a fixed launch written as autotune (Triton benchmarks nothing): each
+    # neighbour replaces it, so a round holds more than the one widening.
+    if len(configs) == 1 and not site.facts.autotune_pruned:
+        moves.extend(Move({t.id: (configs, (n,))}, "retune", score=0.2) for n in extra)
     return moves
 
 
@@ -206,15 +210,19 @@ def _round_robin(lists: list[list[ConfigSpec]]) -> list[ConfigSpec]:
     return out
 
 
-def _config_neighbours(c: ConfigSpec, dims: set[str], has_loop: bool) -> list[ConfigSpec]:
-    out = []
-    for k, v in c.kwargs:
-        if k in dims and is_pow2(v):
-            out += [c.with_values(**{k: v * 2})] + ([c.with_values(**{k: v // 2})] if v > 1 else [])
-    out += [c.with_values(num_warps=c.warps * 2), c.with_values(num_warps=c.warps // 2)]
+def _config_neighbours(c: ConfigSpec, dims: set[str], has_loop: bool, turn: int = 0) -> list[ConfigSpec]:
+    """Each value's growing step, then each one's shrinking step (a config written once is
+    more often too small than too large), the values taken from the `turn`-th on: widened a few
+    at a time, the configs of a list each move another value (before, all moved the first key,
+    and a SPLIT_K listed last waited for later rounds)."""
+    steps = [([c.with_values(**{k: v * 2})], [c.with_values(**{k: v // 2})] if v > 1 else [])
+             for k, v in c.kwargs if k in dims and is_pow2(v)]
+    steps.append(([c.with_values(num_warps=c.warps * 2)], [c.with_values(num_warps=c.warps // 2)]))
     if has_loop:
-        out += [c.with_values(num_stages=c.stages + 1), c.with_values(num_stages=c.stages - 1)]
-    return out
+        steps.append(([c.with_values(num_stages=c.stages + 1)], [c.with_values(num_stages=c.stages - 1)]))
+    turn %= len(steps)
+    steps = steps[turn:] + steps[:turn]
+    return [n for grow, _ in steps for n in grow] + [n for _, shrink in steps for n in shrink]
 
 
 def _config_ok(space: SearchSpace, site: LaunchSite, t: Tunable, c: ConfigSpec, limits: HardwareLimits) -> bool:
@@ -314,6 +322,9 @@ def describe_move(space: SearchSpace, m: Move) -> str:
         if space.by_id[tid].kind == "autotune_configs":
             if m.kind == "pin":
                 parts.append(f"{label}: pin {new[0].label()}")
+            elif m.kind == "retune":
+                was, now = old[0].flat(), new[0].flat()
+                parts.append(f"{label}: " + ", ".join(f"{k} {was.get(k)}->{v}" for k, v in now.items() if was.get(k) != v))
             else:
                 parts.append(f"{label}: {len(old)} -> {len(new)} configs ({m.kind})")
         else:
