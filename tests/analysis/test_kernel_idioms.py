@@ -70,6 +70,21 @@ def test_a_split_factor_is_free_only_where_the_grid_reads_it_too():
     assert "PROGRAMS_PER_SM = 4" in out and "NUM_SMS = 4" in out
 
 
+def test_a_split_a_def_grid_reads_by_its_host_name_is_free():
+    # `def grid(META)` closing over the host's ROWS_PER_PROG (and reading BLOCK_COLS from META):
+    # before, only a grid assigned as an expression had its names read.
+    source = (STYLES / "split_rows_literal_grid.py").read_text()
+    line = "    grid = (triton.cdiv(n_rows, ROWS_PER_PROG), triton.cdiv(n_cols, BLOCK_COLS))\n"
+    assert line in source
+    as_def = source.replace(line, "\n    def grid(META):\n        return (triton.cdiv(n_rows, ROWS_PER_PROG),"
+                                  " triton.cdiv(n_cols, META['BLOCK_COLS']))\n\n")
+    space = SearchSpace.from_source(as_def, "column_sum")
+    split = space.by_id["column_sum_kernel.ROWS_PER_PROG"]
+    assert space.sites[0].grid_kind == "def"
+    assert split.free and "splits the work over programs" in " ".join(split.relations)
+    assert "ROWS_PER_PROG = 8" in apply_assignment(space, {split.id: 8})
+
+
 def test_a_kernel_under_a_decorator_analysis_does_not_read_is_named_with_it():
     source = '''import functools
 import triton

@@ -481,15 +481,22 @@ def insertion_point(call: ast.Call, name: str) -> Span:
     return Span(last.end_lineno, last.end_col_offset, last.end_lineno, last.end_col_offset, 0, name, True)
 
 
-def grid_form(module: SourceModule, launch: Launch) -> tuple[str, str, tuple[str, ...]]:
-    """(kind, the expression a grid name stands for, meta keys a lambda or a `def grid(META)` reads)."""
-    expr, resolved = launch.grid, ""
+def grid_expr(module: SourceModule, launch: Launch) -> tuple[ast.AST, str]:
+    """The grid a launch passes, a name resolved to what it stands for (an exact assignment,
+    or a `def grid(META)`), and that expression's text where a name was resolved to one."""
+    expr = launch.grid
     if isinstance(expr, ast.Name):
         bind, _, _ = module.definition(expr.id, launch.scope)
         if bind is not None and bind.value is not None and bind.exact:
-            expr, resolved = bind.value, module.text(bind.value)
-        elif (fn := _grid_def(module, launch, expr.id)) is not None:
-            expr = fn
+            return bind.value, module.text(bind.value)
+        if (fn := _grid_def(module, launch, expr.id)) is not None:
+            return fn, ""
+    return expr, ""
+
+
+def grid_form(module: SourceModule, launch: Launch) -> tuple[str, str, tuple[str, ...]]:
+    """(kind, the expression a grid name stands for, meta keys a lambda or a `def grid(META)` reads)."""
+    expr, resolved = grid_expr(module, launch)
     if isinstance(expr, (ast.Lambda, ast.FunctionDef)):
         meta = params_of(expr)[0].arg if params_of(expr) else None
         keys = [n.slice.value for n in ast.walk(expr) if isinstance(n, ast.Subscript)

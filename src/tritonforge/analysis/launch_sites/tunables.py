@@ -10,8 +10,8 @@ from collections import defaultdict
 from typing import Any
 
 from tritonforge.analysis.launch_sites.coverage import host_floors
-from tritonforge.analysis.launch_sites.launches import (Launch, Use, divisor_literals, grid_form, grid_literals,
-                                                       insertion_point)
+from tritonforge.analysis.launch_sites.launches import (Launch, Use, divisor_literals, grid_expr, grid_form,
+                                                       grid_literals, insertion_point)
 from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DEFAULT_STAGES, DEFAULT_WARPS, DOT_MIN,
                                                      DOT_ROLES, LOOP_HINT_ROLES, MAX_TENSOR_NUMEL, SPLIT_ROLES, STAGES,
                                                      TILE_ROLES, UNROLLS, WARPS, ConfigSpec, KernelFacts, LaunchSite,
@@ -467,10 +467,7 @@ def _work_splits(module: SourceModule, launch: Launch) -> frozenset[str]:
     count), and the grid reads them too, by meta key or through the name the launch passes.
     Moving one moves the grid with it, so no program's share is lost or done twice."""
     _, _, meta = grid_form(module, launch)
-    grid = launch.grid
-    if isinstance(grid, ast.Name) and (value := module.exact_value(grid.id, launch.scope)) is not None:
-        grid = value
-    names = {n.id for n in ast.walk(grid) if isinstance(n, ast.Name)}
+    names = {n.id for n in ast.walk(grid_expr(module, launch)[0]) if isinstance(n, ast.Name)}
     loops = {p for p, roles in launch.facts.roles.items() if roles & SPLIT_ROLES and not roles & TILE_ROLES}
     by_name = {u.param for u in launch.uses if u.kind == "constexpr" and u.param in loops
                and isinstance(u.expr, ast.Name) and u.expr.id in names}
