@@ -324,6 +324,26 @@ def test_autotune_configs_built_by_code_are_written_out_as_they_ran(tmp_path):
     assert [launch["autotune_configs"][1]["kwargs"] for launch in launches][0] == {"BLOCK_M": 1, "BLOCK_N": 128}
 
 
+def test_a_widened_list_built_by_code_keeps_its_code_and_adds_the_new_configs(tmp_path):
+    # Before, widening wrote the code's eight configs out as literals in place of it.
+    path = CORPUS / "row_sum_autotune_built.py"
+    space, _ = captured_space(path)
+    configs = space.get("_row_sum_kernel.autotune_configs")
+    new = configs.current[0].with_values(BLOCK_N=256, num_warps=4)
+    out = apply_assignment(space, {configs.id: configs.current + (new,)})
+    assert changed_lines(path.read_text(), out) == [
+        "@triton.autotune(configs=[", "*list(filter(keep, configs)),",
+        'triton.Config({"BLOCK_M": 1, "BLOCK_N": 256}, num_warps=4, num_stages=3),', '], key=["N"])']
+    launches = list(capture(write(tmp_path, path.name, out)).values())[-1]
+    ran = [(c["kwargs"]["BLOCK_M"], c["kwargs"]["BLOCK_N"], c["num_warps"]) for c in launches[0]["autotune_configs"]]
+    assert ran == [(c.values()["BLOCK_M"], c.values()["BLOCK_N"], c.warps) for c in configs.current] + [(1, 256, 4)]
+    # Widened again, from the candidate's own capture: one spread, the new configs after it.
+    again, _ = captured_space(write(tmp_path, path.name, out))
+    wider = again.get(configs.id)
+    out2 = apply_assignment(again, {configs.id: wider.current + (new.with_values(BLOCK_N=512),)})
+    assert out2.count("*list(filter(keep, configs)),") == 1 and '"BLOCK_N": 256}' in out2 and '"BLOCK_N": 512}' in out2
+
+
 def test_autotune_through_a_helper_returning_triton_autotune_is_edited(tmp_path):
     # trident's `@util.autotune(softmax_configs(), ["x_size"])`, `util` a namespace holding a
     # helper that returns `triton.autotune(configs, key, ...)` (probe round 21): the kernel was

@@ -101,15 +101,23 @@ def _render(old: str, t: Tunable, value: Any, loc: Span, indent: str = "") -> st
 
 def _render_configs(old: str, configs: tuple[ConfigSpec, ...], written: tuple[ConfigSpec, ...], indent: str) -> str:
     """A config list written like the one it replaces (name, quotes, layout); configs it
-    already had keep their text. Configs the file built by code are written out one a line."""
+    already had keep their text. Configs the file built by code are written out one a line,
+    except where a list is widened: the code stays, spread first, and the new configs follow."""
     tree = ast.parse(old.strip(), mode="eval").body
-    literal = isinstance(tree, (ast.List, ast.Tuple))
+    # `[*configs_of(...), triton.Config(...)]`: an earlier widening of a list built by code
+    literal = isinstance(tree, (ast.List, ast.Tuple)) and not any(isinstance(e, ast.Starred) for e in tree.elts)
     first = tree.elts[0] if literal and tree.elts else None
     prefix = ast.unparse(first.func) if isinstance(first, ast.Call) else "triton.Config"
     quote = "'" if 0 <= old.find("'") < (old.find('"') if '"' in old else len(old)) else '"'
     texts = {hashable(c): c.text for c in written if c.text}
     items = [texts.get(hashable(c)) or _render_config(c, prefix, quote) for c in configs]
     if not literal:
+        kept = len(written) if [hashable(c) for c in configs[:len(written)]] == [hashable(c) for c in written] else 0
+        if kept and len(configs) > kept:
+            code = old.strip()
+            head = ([ast.get_source_segment(code, e) for e in tree.elts] if isinstance(tree, ast.List)
+                    else [f"*{code}" if isinstance(tree, _SPREADS_BARE) else f"*({code})"])
+            items = head + items[kept:]
         return "[\n" + "".join(f"{indent}    {item},\n" for item in items) + f"{indent}]"
     opening, closing = ("(", ")") if old.lstrip().startswith("(") else ("[", "]")
     lines = old.splitlines()
@@ -121,6 +129,10 @@ def _render_configs(old: str, configs: tuple[ConfigSpec, ...], written: tuple[Co
     close_indent = last[: len(last) - len(last.lstrip())] if last.strip().startswith(closing) else indent[:-4]
     body = "".join(f"{indent}{item},\n" for item in items)
     return f"{opening}\n{body}{close_indent}{closing}"
+
+
+# What `[*x, ...]` takes without parentheses (`*a if c else b` does not parse).
+_SPREADS_BARE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.ListComp, ast.Tuple)
 
 
 def _render_config(c: ConfigSpec, prefix: str, quote: str) -> str:
