@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import FIXTURES, ROOT
 from tritonforge.analysis.launch_capture import capture_launches
 from tritonforge.analysis.launch_sites import SearchSpace
-from tritonforge.analysis.launch_sites.replay import Frame, Replay
+from tritonforge.analysis.launch_sites.replay import Replay
 from tritonforge.analysis.launch_sites.replay_values import UNKNOWN
 from tritonforge.analysis.launch_sites.runtime import Runtime, Unreachable
 from tritonforge.domain.candidate import source_key
