@@ -55,6 +55,16 @@ def test_static_range_chunks_follow_the_block_their_count_is_computed_from():
     assert not space.sites[0].facts.has_loop  # static_range loops are unrolled: no num_stages to pipeline
 
 
+def test_a_chunk_count_made_with_divmod_follows_the_block():
+    # `div, mod = divmod(vocab, MAX_FUSED_SIZE); n_chunks = div + (mod != 0)`: before, divmod
+    # was not replayed, the count read only the 0, and every move of the block was ruled out.
+    space, _ = captured_space(STYLES / "divmod_chunks.py")
+    chunks = space.by_id["_chunked_cross_entropy_forward.N_CHUNKS"]
+    assert "reads 128 (line 16)" in chunks.why
+    out = apply_assignment(space, {"_chunked_cross_entropy_forward.BLOCK_SIZE": 1024})
+    assert "MAX_FUSED_SIZE = 1024" in out and "n_chunks = div + (mod != 0)" in out
+
+
 def test_a_split_factor_is_free_only_where_the_grid_reads_it_too():
     space, _ = captured_space(STYLES / "split_rows_literal_grid.py")
     split = space.by_id["column_sum_kernel.ROWS_PER_PROG"]

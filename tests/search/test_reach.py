@@ -106,6 +106,9 @@ NEEDS_BLOCK_POINTERS = pytest.mark.skipif("have been removed" in (tl.make_block_
     pytest.param("block_ptr_matmul.py", "BLOCK_M, BLOCK_N, BLOCK_K = ", marks=NEEDS_BLOCK_POINTERS),
     ("static_range_chunks.py", "MAX_FUSED_SIZE = "),
     ("splitk_pre_hook_helper.py", '"SPLIT_K": '),
+    # Probe round 26: a chunk count written as `div, mod = divmod(V, MAX_FUSED_SIZE)`,
+    # `div + (mod != 0)` (unsloth's cross entropy), which follows the block's move.
+    ("divmod_chunks.py", "MAX_FUSED_SIZE = "),
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -9,7 +9,7 @@ in order) and, where the body does not say, from the locals captured at the laun
 records which integer literals the value read, so a rewrite can change exactly those.
 
 Only side-effect-free host code is understood: arithmetic, comparisons, conditionals and
-`match`, `min`/`max`/`abs`/`int`, `triton.next_power_of_2`/`cdiv`, `math`, dict/list/tuple
+`match`, `min`/`max`/`abs`/`int`/`divmod`, `triton.next_power_of_2`/`cdiv`, `math`, dict/list/tuple
 literals and subscripts, tensor `.shape`/`.dtype`/`.numel()`/`.stride()`, enum members,
 environment variables, CUDA's availability and capability, and calls of plain helper
 functions of the same file (`replay_values` holds the values and functions). Anything else is

@@ -150,7 +150,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min, "max": max, "abs": abs, "int": int, "float": float, "round": round, "len": len, "bool": bool,
     "str": lambda v: v if isinstance(v, str) else str(v) if isinstance(v, (int, float)) else UNKNOWN,
     "math.ceil": math.ceil, "math.floor": math.floor, "math.log2": math.log2, "math.sqrt": math.sqrt,
-    "math.prod": math.prod, "math.gcd": math.gcd,
+    "math.prod": math.prod, "math.gcd": math.gcd, "divmod": divmod,
     "list": _sequence, "tuple": _sequence,
     "itertools.product": lambda *seqs: tuple(itertools.product(*seqs)) if all(
         isinstance(s, tuple) for s in seqs) else UNKNOWN,
