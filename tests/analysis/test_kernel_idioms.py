@@ -65,6 +65,22 @@ def test_a_chunk_count_made_with_divmod_follows_the_block():
     assert "MAX_FUSED_SIZE = 1024" in out and "n_chunks = div + (mod != 0)" in out
 
 
+def test_a_cap_set_in_a_branch_replay_cannot_decide_is_told_by_its_captured_value():
+    # fla: `if check_shared_mem("hopper", idx): CONST_TILING = 128 elif ...: 64 else: 16`, the
+    # tests asking the driver for shared memory. Before, CONST_TILING came from the capture,
+    # read no literal, and every move of BK and BV was ruled out.
+    space, _ = captured_space(STYLES / "fla_shared_mem_tiers.py")
+    bk = space.by_id["chunk_state_kernel.BK"]
+    fallback = 1 + space.source.splitlines().index("        CONST_TILING = 16")  # taken without a GPU
+    assert bk.free and f"16 (line {fallback})" in bk.why
+    out = apply_assignment(space, {bk.id: 32})
+    assert "        CONST_TILING = 32\n" in out and "CONST_TILING = 128" in out and "CONST_TILING = 64" in out
+    # Branches that assign the same value cannot be told apart: nothing is guessed.
+    same = space.source.replace("CONST_TILING = 64", "CONST_TILING = 16")
+    tied, _ = captured_space(STYLES / "fla_shared_mem_tiers.py", source=same)
+    assert f"(line {fallback})" not in tied.by_id["chunk_state_kernel.BK"].why
+
+
 def test_a_split_factor_is_free_only_where_the_grid_reads_it_too():
     space, _ = captured_space(STYLES / "split_rows_literal_grid.py")
     split = space.by_id["column_sum_kernel.ROWS_PER_PROG"]

@@ -109,6 +109,9 @@ NEEDS_BLOCK_POINTERS = pytest.mark.skipif("have been removed" in (tl.make_block_
     # Probe round 26: a chunk count written as `div, mod = divmod(V, MAX_FUSED_SIZE)`,
     # `div + (mod != 0)` (unsloth's cross entropy), which follows the block's move.
     ("divmod_chunks.py", "MAX_FUSED_SIZE = "),
+    # A tile cap from an if/elif chain on a device query (fla's check_shared_mem tiers): the
+    # branch the capture saw, told by its value, has its literal edited.
+    ("fla_shared_mem_tiers.py", "CONST_TILING = "),
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -167,7 +167,11 @@ class StatementReplay:
                 test = self.eval(s.test, frame)
                 chosen, self.reads = tuple(self.reads), saved
                 if test is UNKNOWN:
-                    self._forget(s, frame)
+                    told = self._branch_by_capture(s, frame)
+                    if told is None:
+                        self._forget(s, frame)
+                    elif not self._statements(told, frame, stop_line, control):
+                        return False
                 elif not self._statements(s.body if test else s.orelse, frame, stop_line, control + chosen):
                     return False
             elif isinstance(s, (ast.With, ast.AsyncWith)):
@@ -335,6 +339,45 @@ class StatementReplay:
                 self._bind(node.target, node.value, frame, control)
             if not isinstance(node, ast.Lambda):
                 stack.extend(ast.iter_child_nodes(node))
+
+    def _branch_by_capture(self, s: ast.If, frame: Frame) -> list[ast.stmt] | None:
+        """The branch of an `if` chain that replay cannot decide (a device query, fla's
+        `if check_shared_mem("hopper", idx): CONST_TILING = 128 elif ...`), told by the values
+        the launch's capture saw: the one branch whose own assignments give every name it
+        sets that was captured its captured value. None where no branch, or several, fit."""
+        bodies, node = [], s
+        while True:
+            saved, self.reads = self.reads, []
+            test = self.eval(node.test, frame)
+            self.reads = saved
+            if test is UNKNOWN or test:
+                bodies.append(node.body)
+            if test is not UNKNOWN and test:
+                break
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                node = node.orelse[0]
+                continue
+            bodies.append(node.orelse)
+            break
+        fits = [b for b in bodies if self._fits_capture(b, frame)]
+        return fits[0] if len(fits) == 1 else None
+
+    def _fits_capture(self, body: list[ast.stmt], frame: Frame) -> bool:
+        names = [t.id for st in body if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None
+                 for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)]
+        names = [n for n in names if n in frame.captured]
+        if not names:
+            return False
+        # As the file ran, the literals unedited: a move of the branch's own literal must not
+        # make it look untaken.
+        trial, saved, edits, self.reads, self.edits = copy_frame(frame), self.reads, self.edits, [], {}
+        try:
+            self._statements(body, trial, None, ())
+            got = [self.force(trial.values.get(n, UNKNOWN)) for n in names]
+        finally:
+            self.reads, self.edits = saved, edits
+        return all(g is not UNKNOWN and type(g) is type(frame.captured[n]) and g == frame.captured[n]
+                   for g, n in zip(got, names))
 
     def _forget(self, stmt: ast.stmt, frame: Frame) -> None:
         # A def or class binds its name only: the names its body sets are not this frame's.
