@@ -81,6 +81,22 @@ def test_a_cap_set_in_a_branch_replay_cannot_decide_is_told_by_its_captured_valu
     assert f"(line {fallback})" not in tied.by_id["chunk_state_kernel.BK"].why
 
 
+def test_autotune_and_heuristics_applied_as_calls_are_read_like_decorators():
+    # Before, the wrapper's name was launched but its configs were unseen: "BLOCK_M is not
+    # passed at the launch", and nothing was proposed.
+    space, _ = captured_space(STYLES / "autotune_call_wrapper.py")
+    configs = space.by_id["_row_dot_kernel.autotune_configs"]
+    assert configs.free and len(configs.current) == 2 and space.sites[0].autotuned
+    assert "@triton.heuristics" in space.by_id["_row_dot_kernel.EVEN_N"].why
+    wider = configs.current + (configs.current[0].with_values(BLOCK_N=64, num_warps=2),)
+    out = apply_assignment(space, {configs.id: wider})
+    assert 'triton.Config({"BLOCK_M": 1, "BLOCK_N": 64}, num_warps=2, num_stages=1)' in out
+    assert "_row_dot_autotuned = triton.autotune(configs=_CONFIGS" in out
+    # One kernel wrapped under two names, each its own configs: neither is taken for the other.
+    twice = space.source + "\n_other = triton.autotune(configs=_CONFIGS[:1], key=['M'])(_row_dot_kernel)\n"
+    assert not SearchSpace.from_source(twice, "row_dot").sites
+
+
 def test_a_split_factor_is_free_only_where_the_grid_reads_it_too():
     space, _ = captured_space(STYLES / "split_rows_literal_grid.py")
     split = space.by_id["column_sum_kernel.ROWS_PER_PROG"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections import Counter
 from dataclasses import dataclass
 
 from tritonforge.analysis.astfold import bind_call, last_name
@@ -295,6 +296,11 @@ class KernelSource:
         # so neither is read, rather than rewriting one that may never run.
         for name in twice:
             del self.kernels[name]
+        # `_tuned = triton.autotune(...)(triton.heuristics({...})(_kernel))` at module level
+        # (xformers' way): the bound name -> the kernel's name; its record holds the decorators.
+        self.wrapped: dict[str, str] = {}
+        for alias, kernel in self._decorator_calls().items():
+            self.kernels[kernel.name], self.wrapped[alias] = kernel, kernel.name
 
     def alias(self, home: str) -> str | None:
         """The name this file imports `home` under ("triton.language" -> "tl"), or None."""
@@ -378,6 +384,33 @@ class KernelSource:
         if isinstance(node, ast.Call):  # FlagGems' `runtime.get_heuristic_config("max")`
             return self._dict_literal(_returned(self.tree, node), depth + 1)
         return None
+
+    def _decorator_calls(self) -> dict[str, Kernel]:
+        """Kernels of the file wrapped by calling `triton.autotune(...)` or `triton.heuristics(...)`
+        on them, by the module-level name the wrapper is bound to; each kernel once (a kernel
+        wrapped twice is launched with either, and neither is read as the kernel's own)."""
+        out: dict[str, Kernel] = {}
+        seen: Counter = Counter()
+        for node in self.tree.body:
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            value, autotune, heuristics = node.value, None, []
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Call) and len(value.args) == 1 \
+                    and not value.keywords:
+                kind = self.decorator_name(value.func)
+                if kind == "triton.autotune" and autotune is None:
+                    autotune = value.func
+                elif kind == "triton.heuristics":
+                    heuristics.append(value.func)
+                else:
+                    break
+                value = value.args[0]
+            kernel = self.kernels.get(value.id) if isinstance(value, ast.Name) else None
+            if kernel is None or (autotune is None and not heuristics) or kernel.autotuned or kernel.heuristics:
+                continue
+            seen[kernel.name] += 1
+            out[node.targets[0].id] = self._made(kernel.fn, kernel.jit, autotune, tuple(heuristics))
+        return {alias: k for alias, k in out.items() if seen[k.name] == 1}
 
     def jit_calls(self) -> dict[str, Kernel]:
         """Kernels made by calling jit on a top-level function (`_kernel = triton.jit(_body)`),

@@ -83,7 +83,7 @@ class SourceModule:
         self.kernel_class: dict[str, str] = {}
         # `_kernel = triton.jit(_body)`: the bound name -> the kernel, named `_body` as it runs.
         called = reader.jit_calls()
-        self.jit_alias = {alias: k.name for alias, k in called.items()}
+        self.jit_alias = {alias: k.name for alias, k in called.items()} | reader.wrapped
         self._triton.update({k.name: k for k in called.values()})
         defs = Counter(n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef))
         kernel_defs = Counter(n.name for n in ast.walk(self.tree) if isinstance(n, ast.FunctionDef)
