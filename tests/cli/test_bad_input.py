@@ -210,6 +210,28 @@ def test_gpu_only_host_code_is_refused_in_the_interpreter_with_one_line_saying_s
     assert not (tmp_path / "run" / "run.sqlite").exists()
 
 
+def test_a_device_context_around_the_launch_is_harmless_in_the_interpreter():
+    # `with torch.cuda.device(x.device.index):` (mamba's way) only places the launch: on CPU
+    # tensors it does nothing, while `assert x.is_cuda` above still asks for a GPU.
+    result = run("check", str(PROBLEMS / "styles" / "mamba_device_index.py"), "--shapes", "test")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 0, said
+    assert "correct on all 2 cases" in said
+
+
+def test_cuda_placements_do_nothing_while_harmless_and_queries_keep_their_answers():
+    import torch
+
+    from tritonforge.analysis.host_state import cuda_placements_harmless
+
+    placed, available = torch.cuda.device, torch.cuda.is_available()
+    with cuda_placements_harmless():
+        with torch.cuda.device(torch.empty(1).device.index):  # None on a CPU tensor
+            torch.cuda.synchronize()
+        assert torch.cuda.is_available() == available and not torch.empty(1).is_cuda
+    assert torch.cuda.device is placed
+
+
 @pytest.mark.slow
 def test_a_case_the_entry_answers_with_torch_alone_is_named_with_the_way_out(tmp_path):
     problem = PROBLEMS / "bad_torch_fallback_case.py"

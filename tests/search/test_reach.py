@@ -114,6 +114,9 @@ NEEDS_BLOCK_POINTERS = pytest.mark.skipif("have been removed" in (tl.make_block_
     ("fla_shared_mem_tiers.py", "CONST_TILING = "),
     # `triton.autotune(...)(triton.heuristics(...)(kernel))` bound at module level.
     ("autotune_call_wrapper.py", "triton.Config("),
+    # `with torch.cuda.device(x.device.index):` around the launch (mamba's layernorm_gated),
+    # harmless in the interpreter, with the block capped by the element size.
+    ("mamba_device_index.py", "num_warps = min(max(BLOCK_N // "),
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

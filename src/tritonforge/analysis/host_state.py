@@ -4,7 +4,8 @@
 launch, in a JSON form that `launch_sites.replay` reads back: shapes, dtypes, sizes, config
 dicts; never tensor data. `launch_origin` says which line of the file made the launch. `cuda_stand_ins` lets an entry written for a GPU
 (`with torch.cuda.device(x.device):`, `assert x.is_cuda`, `torch.cuda.synchronize()`) run
-its host code on CPU tensors while its launches are recorded and skipped.
+its host code on CPU tensors while its launches are recorded and skipped;
+`cuda_placements_harmless` keeps only the calls that place work, for Triton's interpreter.
 """
 
 from __future__ import annotations
@@ -103,15 +104,31 @@ class _StandInProperties:
     warp_size: int = 32
 
 
+def _placements() -> list[tuple[Any, str, Any]]:
+    """CUDA calls that only choose a device or wait for one, as calls that do nothing."""
+    import torch
+
+    return [(torch.cuda, "device", _AnyDevice), (torch.cuda, "device_of", _AnyDevice),
+            (torch.cuda, "set_device", lambda *a, **k: None), (torch.cuda, "synchronize", lambda *a, **k: None)]
+
+
+@contextlib.contextmanager
+def cuda_placements_harmless() -> Iterator[None]:
+    """In Triton's interpreter, where every tensor is on the CPU: `torch.cuda.device(...)`
+    around a launch, `torch.cuda.set_device` and `torch.cuda.synchronize` do nothing instead
+    of raising. They answer no question, so host code takes the path it would take without
+    them; the queries (`x.is_cuda`, `torch.cuda.is_available()`) keep their true answers."""
+    with _patched(_placements()):
+        yield
+
+
 @contextlib.contextmanager
 def cuda_stand_ins() -> Iterator[None]:
     """While capturing on CPU tensors: CUDA device calls do nothing and tensors say they are
     on CUDA, so host code takes the path it takes on a GPU. Restored on exit."""
     import torch
 
-    patches = [
-        (torch.cuda, "device", _AnyDevice), (torch.cuda, "device_of", _AnyDevice),
-        (torch.cuda, "set_device", lambda *a, **k: None), (torch.cuda, "synchronize", lambda *a, **k: None),
+    patches = _placements() + [
         (torch.cuda, "current_device", lambda: 0), (torch.cuda, "is_available", lambda: True),
         (torch.cuda, "device_count", lambda: 1),
         (torch.cuda, "get_device_properties", lambda *a, **k: _StandInProperties()),
@@ -119,6 +136,12 @@ def cuda_stand_ins() -> Iterator[None]:
         (torch.cuda, "get_device_name", lambda *a, **k: _StandInProperties.name),
         (torch.Tensor, "is_cuda", property(lambda self: True)),
     ]
+    with _patched(patches):
+        yield
+
+
+@contextlib.contextmanager
+def _patched(patches: list[tuple[Any, str, Any]]) -> Iterator[None]:
     saved = [(owner, name, owner.__dict__.get(name, _MISSING)) for owner, name, _ in patches]
     try:
         for owner, name, value in patches:

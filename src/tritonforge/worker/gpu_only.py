@@ -1,8 +1,10 @@
 """Host code that can only run with a GPU, named when it fails in Triton's interpreter.
 
-Real entries guard or wrap their launches with CUDA calls (`assert x.is_cuda`,
-`with torch.cuda.device(x.device):`); on the CPU tensors of the interpreter these raise
+Real entries guard their launches with CUDA questions (`assert x.is_cuda`,
+`torch.cuda.current_device()`); on the CPU tensors of the interpreter these fail with
 messages that do not say why. The problem is fine; the machine is not the one it needs.
+(Calls that only place a launch, `with torch.cuda.device(x.device):`, do nothing in the
+interpreter's worker: analysis/host_state.py `cuda_placements_harmless`.)
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 # Timing references are bound here, before any user code can be imported.
 from tritonforge.worker import timing  # noqa: F401,I001  (import order is the point)
 
+import contextlib
 import json
 import os
 import sys
@@ -99,13 +100,19 @@ def main() -> None:
         # Compile workers share the CPU with the worker that is timing on the GPU: they yield
         # to it, so that its launches are not held up (worker/timing.py on the lead).
         os.nice(10)
+    placements: contextlib.AbstractContextManager = contextlib.nullcontext()
     if os.environ.get("TRITON_INTERPRET") == "1":
         from tritonforge import triton_hooks
+        from tritonforge.analysis.host_state import cuda_placements_harmless
 
         triton_hooks.install_interpreter_compat()
         triton_hooks.install_interpreter_autotune()
+        # Every tensor here is on the CPU: `with torch.cuda.device(x.device.index):` around a
+        # launch would raise for the machine's sake, not the code's (probe round 26, mamba).
+        placements = cuda_placements_harmless()
     # The protocol gets a private copy of stdout; fd 1 then points at stderr, so that
     # whatever user code prints cannot corrupt a reply.
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
-    Worker(out, device, role).serve(sys.stdin)
+    with placements:  # entered before the worker's integrity snapshot
+        Worker(out, device, role).serve(sys.stdin)
