@@ -97,6 +97,28 @@ def test_autotune_and_heuristics_applied_as_calls_are_read_like_decorators():
     assert not SearchSpace.from_source(twice, "row_dot").sites
 
 
+def test_autotune_made_inside_a_cached_helper_is_read_and_one_unread_keeps_launch_moves_off(tmp_path):
+    # xformers' way (probe round 26): the autotuner is made on first use inside an
+    # lru_cache'd helper and kept in a dict. Before, its configs were unseen and a num_stages
+    # keyword inserted at the launch clashed with them: every candidate an error.
+    path = STYLES / "xformers_cached_autotune.py"
+    space, _ = captured_space(path)
+    configs = space.by_id["_scale_shift_kernel.autotune_configs"]
+    assert configs.free and len(configs.current) == 2 and space.sites[0].autotuned
+    out = apply_assignment(space, {configs.id: configs.current[1:]})
+    assert '_TUNED[dtype] = triton.autotune(configs=[\n' in out and '], key=["N"])(_scale_shift_kernel)' in out
+    # One wrapper per dtype: neither is read as the kernel's, and what their configs set is
+    # not moved at the launch.
+    twice = tmp_path / path.name
+    twice.write_text(path.read_text().replace(
+        "_TUNED = {}", '_TUNED = {torch.float16: triton.autotune(configs=_configs()[:1], key=["N"])(_scale_shift_kernel)}'))
+    space, _ = captured_space(twice)
+    assert not space.sites[0].autotuned
+    stages = space.by_id["_scale_shift_kernel.num_stages"]
+    assert not stages.free and "went through @triton.autotune (2 configs)" in stages.why
+    assert not any(t.free for t in space.tunables)
+
+
 def test_a_split_factor_is_free_only_where_the_grid_reads_it_too():
     space, _ = captured_space(STYLES / "split_rows_literal_grid.py")
     split = space.by_id["column_sum_kernel.ROWS_PER_PROG"]

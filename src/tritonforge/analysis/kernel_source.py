@@ -300,7 +300,9 @@ class KernelSource:
         # (xformers' way): the bound name -> the kernel's name; its record holds the decorators.
         self.wrapped: dict[str, str] = {}
         for alias, kernel in self._decorator_calls().items():
-            self.kernels[kernel.name], self.wrapped[alias] = kernel, kernel.name
+            self.kernels[kernel.name] = kernel
+            if alias.isidentifier():
+                self.wrapped[alias] = kernel.name
 
     def alias(self, home: str) -> str | None:
         """The name this file imports `home` under ("triton.language" -> "tl"), or None."""
@@ -387,14 +389,17 @@ class KernelSource:
 
     def _decorator_calls(self) -> dict[str, Kernel]:
         """Kernels of the file wrapped by calling `triton.autotune(...)` or `triton.heuristics(...)`
-        on them, by the module-level name the wrapper is bound to; each kernel once (a kernel
-        wrapped twice is launched with either, and neither is read as the kernel's own)."""
-        out: dict[str, Kernel] = {}
-        seen: Counter = Counter()
-        for node in self.tree.body:
-            if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+        on them, by the module-level name the wrapper is bound to ("" where the wrapper is made
+        inside a function, as a cached helper does, and kept wherever); each kernel once (a
+        kernel wrapped twice is launched with either, and neither is read as the kernel's own)."""
+        bound = {id(n.value): n.targets[0].id for n in self.tree.body
+                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)}
+        found: list[tuple[str, Kernel]] = []
+        inner: set[int] = set()  # calls of a chain already read from its outermost call
+        for node in ast.walk(self.tree):  # breadth first: a chain's outer call comes first
+            if not isinstance(node, ast.Call) or id(node) in inner:
                 continue
-            value, autotune, heuristics = node.value, None, []
+            value, autotune, heuristics = node, None, []
             while isinstance(value, ast.Call) and isinstance(value.func, ast.Call) and len(value.args) == 1 \
                     and not value.keywords:
                 kind = self.decorator_name(value.func)
@@ -404,13 +409,14 @@ class KernelSource:
                     heuristics.append(value.func)
                 else:
                     break
+                inner.add(id(value))
                 value = value.args[0]
             kernel = self.kernels.get(value.id) if isinstance(value, ast.Name) else None
             if kernel is None or (autotune is None and not heuristics) or kernel.autotuned or kernel.heuristics:
                 continue
-            seen[kernel.name] += 1
-            out[node.targets[0].id] = self._made(kernel.fn, kernel.jit, autotune, tuple(heuristics))
-        return {alias: k for alias, k in out.items() if seen[k.name] == 1}
+            found.append((bound.get(id(node), ""), self._made(kernel.fn, kernel.jit, autotune, tuple(heuristics))))
+        seen = Counter(k.name for _, k in found)
+        return {alias or f"<{k.name} wrapped at run time>": k for alias, k in found if seen[k.name] == 1}
 
     def jit_calls(self) -> dict[str, Kernel]:
         """Kernels made by calling jit on a top-level function (`_kernel = triton.jit(_body)`),

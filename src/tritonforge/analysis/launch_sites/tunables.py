@@ -58,6 +58,7 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
             u.launch = i
             if runtime is not None and verify and u.resolved.kind in ("literal", "insert"):
                 _check_as_run(u, occurrence, runtime)
+                _set_by_unread_autotuner(module, u, occurrence, runtime)
             if u.resolved.kind == "literal" and u.resolved.node is not None:
                 u.span = span_of(u.resolved.node)
             elif u.kind == "autotune_configs":
@@ -203,6 +204,26 @@ def _check_as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
                           "set elsewhere at run time", None, seen.get(runtime.dominant, got))
 
 
+def _set_by_unread_autotuner(module: SourceModule, u: Use, occurrence: int, runtime: Runtime) -> None:
+    """A launch that went through an autotuner the file's text does not show (one made by code
+    the analysis cannot read): every config sets num_warps and num_stages and its own keys, so
+    a keyword inserted at the launch would clash with them ("got multiple values for keyword
+    argument") and an edited literal would be overridden. Not moved."""
+    if u.kind not in ("constexpr", "num_warps", "num_stages") or u.resolved.kind not in ("literal", "insert"):
+        return
+    kernel = module.kernels.get(u.kernel)
+    if kernel is not None and kernel.autotuned:
+        return
+    for case in runtime.cases:
+        made = runtime.launch(case, u.kernel, occurrence)
+        configs = made.configs if made is not None else None
+        if configs and (u.kind != "constexpr" or any(u.param in c.get("kwargs", {}) for c in configs)):
+            u.resolved = Resolved("unknown", u.resolved.text, f"{u.resolved.where}, but on {case} the launch went "
+                                  f"through @triton.autotune ({len(configs)} configs) made where the file's text "
+                                  "does not show it: its configs set it", None, u.resolved.value)
+            return
+
+
 def _as_run(u: Use, occurrence: int, runtime: Runtime) -> None:
     """A value the file does not give: what each case's launch received, so the report shows
     the value that ran (not moved all the same)."""
@@ -301,7 +322,9 @@ def _configs_at_run_time(module: SourceModule, launch: Launch, u: Use, occurrenc
     text = module.text(node)
     u.configs = tuple(_config_spec(c) for c in lists[0])
     u.span = span_of(node)
-    u.resolved = Resolved("configs", text, f"configs of @triton.autotune, built by code ({text}): "
+    shown = " ".join(text.split())  # a list widened before spans lines, one config each
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    u.resolved = Resolved("configs", text, f"configs of @triton.autotune, built by code ({shown}): "
                                            f"the {len(u.configs)} it made at run time")
 
 
