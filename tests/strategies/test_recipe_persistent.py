@@ -9,7 +9,7 @@ import ast
 
 import pytest
 
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, FIXTURES, ROOT
 from tests.strategies.judged import assert_correct, refusal
 from tritonforge.strategies.launch.rewrite import rewrite as move_launch
 from tritonforge.strategies.recipes import Rewrite
@@ -96,6 +96,15 @@ def test_recipe_persistent_grid_refuses_2d_grids_and_kernels_made_persistent():
     assert "axis other than" in PersistentGrid().rewrite((CORPUS / "embedding_out.py").read_text(), "embedding")
     once = PersistentGrid().rewrite(ROWS.read_text(), ENTRY).source
     assert "already loops over programs" in PersistentGrid().rewrite(once, ENTRY)
+
+
+def test_recipe_persistent_grid_refuses_a_grid_already_sized_by_the_sm_count():
+    # Liger's backward partials: `grid = (sm_count,)` with sm_count from
+    # multi_processor_count (1 on CPU tensors): on a GPU the rewrite would start as many
+    # programs as before, each taking one id (probe round 27: two such candidates a run).
+    liger = FIXTURES / "problems" / "styles" / "liger_sm_partials.py"
+    why = PersistentGrid().rewrite(liger.read_text(), "rms_norm_backward")
+    assert why == "_rms_norm_backward_kernel: its number of programs is already sized by the SM count (sm_count)"
 
 
 @pytest.mark.parametrize("problem, entry, tile", [

@@ -264,6 +264,9 @@ def _host_edits(ks: KernelSource, kernel: Kernel, call: ast.Call, torch: str, ta
     if all(isinstance(n, ast.Constant) or (isinstance(n, ast.Name) and n.id in ks.constants)
            for n in ast.walk(tiles) if isinstance(n, (ast.Constant, ast.Name))):
         return "its grid is a constant number of programs, nothing to loop over"
+    sized = _sm_count_in(ks, stmt, tiles)
+    if sized:
+        return f"its number of programs is already sized by the SM count ({sized})"
     tile = _tile_in_count(ks, kernel, call, tiles)
     if tile:
         return f"its number of programs follows {tile}, which its launch passes: fewer, larger programs are a launch move"
@@ -339,6 +342,33 @@ def _tile_in_count(ks: KernelSource, kernel: Kernel, call: ast.Call, count: ast.
     return None
 
 
+def _sm_count_in(ks: KernelSource, stmt: ast.stmt, count: ast.expr) -> str | None:
+    """What in the count of programs reads the device's SM count (`multi_processor_count`,
+    directly or through locals of the launching function set from it), if anything: Liger's
+    `grid = (sm_count,)` over partial sums is persistent already."""
+    fn = _function_of(ks, stmt)
+    sized: set[str] = set()
+    for _ in range(3):  # locals set from locals set from the count
+        for s in ast.walk(fn) if fn else ():
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and \
+                    _reads_sm_count(s.value, sized):
+                sized.add(s.targets[0].id)
+    for n in ast.walk(count):
+        if _reads_sm_count(n, sized):
+            return ks.text(n) if not isinstance(n, ast.Name) else n.id
+    return None
+
+
+def _reads_sm_count(node: ast.AST, sized: set[str]) -> bool:
+    return any((isinstance(n, ast.Attribute) and n.attr == "multi_processor_count")
+               or (isinstance(n, ast.Name) and n.id in sized) for n in ast.walk(node))
+
+
+def _function_of(ks: KernelSource, stmt: ast.stmt) -> ast.FunctionDef | None:
+    return next((f for f in ast.walk(ks.tree) if isinstance(f, ast.FunctionDef) and f.name not in ks.kernels
+                 and any(s is stmt for s in ast.walk(f))), None)
+
+
 def _program_count(ks: KernelSource, kernel: Kernel, call: ast.Call, stmt: ast.stmt) -> ast.expr | str:
     """The expression for the grid's number of programs, evaluated where the launch is."""
     axes = grid_axes(ks, kernel, call, stmt)
@@ -352,8 +382,7 @@ def grid_axes(ks: KernelSource, kernel: Kernel, call: ast.Call, stmt: ast.stmt) 
     launch is."""
     grid = call.func.slice
     if isinstance(grid, ast.Name):
-        fn = next((f for f in ast.walk(ks.tree) if isinstance(f, ast.FunctionDef) and f.name not in ks.kernels
-                   and any(s is stmt for s in ast.walk(f))), None)
+        fn = _function_of(ks, stmt)
         sets = [s.value for s in ast.walk(fn) if isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == grid.id] if fn else []
         if sets and all(isinstance(v, (ast.Tuple, ast.List)) for v in sets):
