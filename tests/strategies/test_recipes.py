@@ -4,6 +4,8 @@ offers them to the search."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.conftest import EXAMPLES, FIXTURES, ROOT
@@ -164,6 +166,9 @@ def test_recipe_search_makes_a_two_kernel_chain_one_launch(tmp_path):
     best, summary = _optimized(problem, tmp_path)
     assert "fuse_elementwise" in summary["best"]["recipes"], summary["best"]
     assert launches_in(best, ENTRY) == 1
+    # The last round searched the fused file, whose lines are not the problem's.
+    basis = summary["launch_parameters"]["basis"]
+    assert re.search(r"on candidate `(\w+)` \(line numbers are those of candidates/\1\.py\)$", basis), basis
 
 
 def test_recipe_lineage_survives_launch_moves_and_names_what_changes_rounding():

@@ -193,9 +193,12 @@ def _launch_parameters(store: RunStore, result: SearchResult, baseline_source: s
         last = spaces[-1]
         best = last["space"].get("on") or next((e["data"].get("best") for e in store.events("round")
                                                 if e["data"].get("round") == last["round"]), None)
-        on = "the baseline" if best == source_key(baseline_source) else f"candidate `{best}`"
+        # A candidate's lines are not the problem file's: a recipe may have added some.
+        on = "the baseline" if best == source_key(baseline_source) else \
+            f"candidate `{best}` (line numbers are those of candidates/{best}.py)"
         return launch_parameters(last["space"], f"round {last['round']}'s search space, on {on}")
-    basis = "a fresh analysis of " + ("the baseline" if not result.improved else f"candidate `{result.best.key}`")
+    basis = "a fresh analysis of " + ("the baseline" if not result.improved else
+                                      f"candidate `{result.best.key}` (line numbers are those of best.py)")
     launched = [k for e in store.events("captured") if "of" not in e["data"] for k in e["data"].get("kernels", [])]
     try:
         return launch_parameters(space_record(SearchSpace.from_source(result.best.source, entry), launched), basis)
