@@ -132,6 +132,31 @@ def test_a_decorator_named_jit_that_is_not_tritons_makes_no_kernel():
     assert site.args["BLOCK"] == "block"
 
 
+def test_a_decorator_bound_to_another_name_or_made_with_functools_partial():
+    source = textwrap.dedent("""
+        import functools
+        import triton
+        import triton.language as tl
+
+        jit = triton.jit
+        _jit = functools.partial(triton.jit, do_not_specialize=["n"])
+        not_triton = functools.partial(print, end="")
+
+        @jit
+        def a(x_ptr, BLOCK: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), 0.0)
+
+        @_jit
+        def b(x_ptr, n, BLOCK: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+        @not_triton
+        def c(x_ptr):
+            return x_ptr
+    """)
+    assert set(KernelSource(source).kernels) == {"a", "b"}
+
+
 def test_runtime_jit_import_and_a_nested_kernel():
     source = textwrap.dedent("""
         from triton.runtime import jit as triton_jit

@@ -119,6 +119,7 @@ NEEDS_BLOCK_POINTERS = pytest.mark.skipif("have been removed" in (tl.make_block_
     ("mamba_device_index.py", "num_warps = min(max(BLOCK_N // "),
     # `triton.autotune(...)(kernel)` made inside an lru_cache'd helper, kept in a dict (xformers).
     ("xformers_cached_autotune.py", "triton.Config("),
+    ("partial_jit.py", "_square_kernel[("),  # `@_jit`, `_jit = functools.partial(triton.jit, ...)`
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

@@ -459,7 +459,29 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "triton":
             for a in node.names:
                 aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+    # `jit = triton.jit`, `_jit = functools.partial(triton.jit, do_not_specialize=[...])` at
+    # module level: a decorator under another name.
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = node.value
+            if isinstance(value, ast.Call) and ast.unparse(value.func) in ("functools.partial", "partial") \
+                    and value.args:
+                value = value.args[0]
+            named = _dotted(value)
+            home = named.split(".", 1) if named else None
+            if home and home[0] in aliases and node.targets[0].id not in aliases:
+                aliases[node.targets[0].id] = ".".join([aliases[home[0]], *home[1:]])
     return aliases
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """"triton.jit" for `triton.jit`, "jit" for `jit`; None for anything else."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
 
 
 def _module_constants(tree: ast.Module) -> dict[str, int]:
