@@ -683,6 +683,8 @@ def triton_pow2(n: int) -> int:
      "return KernelConfig(block_size=1024, num_warps=4)"),
     ("torch_ops_custom_op.py", "_fake_quant_kernel.BLOCK_SIZE", 1024,  # torch.ops.NS.NAME(...) of a custom_op
      "_BLOCK_SIZE = 1024"),
+    ("vllm_library_op.py", "_rms_norm_kernel.BLOCK_SIZE", 1024,  # an op registered by Library(...).impl
+     "BLOCK_SIZE = min(triton.next_power_of_2(n_cols), 1024)"),
     ("module_instance_override.py", "_leaky_relu_kernel.BLOCK_SIZE", 512,  # `_op = Op(block_size=128)` overrides
      "_op = LeakyReLU(slope=0.01, block_size=512)"),  # the class attribute in __init__
     # Probe round 20.

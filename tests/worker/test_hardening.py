@@ -75,6 +75,19 @@ def test_defining_an_operator_of_its_own_is_not_overriding_one():
     assert introspection(fake) == "registers a fake kernel for aten::add.Tensor, an operator it does not define"
 
 
+def test_a_library_of_its_own_namespace_may_define_and_implement_its_operators():
+    # vLLM's direct_register_custom_op: Library("ns", "FRAGMENT"), then define and impl on it.
+    # PyTorch refuses such a library's impl of another namespace's operator; an "IMPL"
+    # library, or one whose namespace is not written, could replace aten's.
+    own = ("import torch\nfrom torch.library import Library\nlib = Library('mine', 'FRAGMENT')\n"
+           "lib.define('f(Tensor x) -> Tensor')\nlib.impl('f', lambda x: x, 'CPU')\ny = torch.ops.mine.f\n")
+    assert introspection(own) is None
+    assert introspection(own.replace("'FRAGMENT'", "'IMPL'")) == "imports from torch.library"
+    assert introspection(own.replace("'mine'", "'aten'")) == "imports from torch.library"
+    assert introspection(own + "z = torch.ops.aten.add\n") == "uses torch.ops.aten.add"
+    assert introspection(own + "other = Library(name, 'FRAGMENT')\n") == "imports from torch.library"
+
+
 def test_what_a_python_operator_computes_is_seen_inside_it():
     @torch.library.custom_op("tf_test::adds_with_torch", mutates_args=())
     def adds_with_torch(x: torch.Tensor) -> torch.Tensor:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from tritonforge.analysis.astfold import dotted_name
-from tritonforge.problem.custom_ops import defined_ops, operator_calls
+from tritonforge.problem.custom_ops import defined_ops, library_namespaces, operator_calls
 
 MODULES = frozenset({"inspect", "gc", "ctypes", "tritonforge", "importlib", "builtins", "traceback",
                      "_thread"})
@@ -36,7 +36,11 @@ TORCH_OVERRIDES = ("torch.library", "torch._C", "torch.ops", "torch.overrides", 
 RESERVED_NAMESPACES = frozenset({"aten", "prim", "prims", "torch", "c10", "c10d", "_c10d_functional", "quantized",
                                  "_quantized", "inductor", "higher_order"})
 ALLOWED = frozenset({"torch.library.triton_op", "torch.library.wrap_triton", "torch.library.capture_triton",
-                     "torch.library.custom_op", "torch.library.register_fake"})
+                     "torch.library.custom_op", "torch.library.register_fake", "torch.library.infer_schema"})
+# vLLM's way: `Library("ns", "FRAGMENT")`, then `define` and `impl` on it. Allowed where every
+# Library of the file defines its own namespace (PyTorch refuses an `impl` of another
+# namespace's operator on such a library); an "IMPL" library could replace aten's kernels.
+LIBRARY = "torch.library.Library"
 
 
 def _inner(node: ast.Attribute) -> list[ast.AST]:
@@ -48,10 +52,23 @@ def _inner(node: ast.Attribute) -> list[ast.AST]:
     return out
 
 
-def _own_op(dotted: str, own: set[tuple[str, ...]]) -> bool:
-    """`torch.ops.<ns>.<name>` or one of its overloads, for an operator the file defines."""
+def _own_op(dotted: str, own: set[tuple[str, ...]], spaces: frozenset[str] = frozenset()) -> bool:
+    """`torch.ops.<ns>.<name>` or one of its overloads, for an operator the file defines (or
+    any of a namespace its own libraries define)."""
     parts = dotted.split(".")
-    return len(parts) in (4, 5) and parts[:2] == ["torch", "ops"] and tuple(parts[2:4]) in own
+    return len(parts) in (4, 5) and parts[:2] == ["torch", "ops"] and (tuple(parts[2:4]) in own or parts[2] in spaces)
+
+
+def _own_libraries(tree: ast.AST) -> frozenset[str] | None:
+    """The namespaces of the file's `Library(...)` calls when each defines its own namespace,
+    outside torch's; None when one does not (or the file makes no library)."""
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
+             (isinstance(n.func, ast.Attribute) and n.func.attr == "Library"
+              or isinstance(n.func, ast.Name) and n.func.id == "Library")]
+    spaces = library_namespaces(tree)
+    if not calls or len(spaces) != len(calls) or set(spaces.values()) & RESERVED_NAMESPACES:
+        return None
+    return frozenset(spaces.values())
 
 
 def _operator_misuse(tree: ast.AST) -> str | None:
@@ -86,8 +103,8 @@ def _named_global_reads(tree: ast.AST) -> set[int]:
     return out
 
 
-def _only_allowed(node: ast.ImportFrom) -> bool:
-    return all(f"{node.module}.{a.name}" in ALLOWED for a in node.names)
+def _only_allowed(node: ast.ImportFrom, allowed: frozenset[str]) -> bool:
+    return all(f"{node.module}.{a.name}" in allowed for a in node.names)
 
 
 def _overrides(name: str) -> bool:
@@ -104,8 +121,11 @@ def introspection(source: str) -> str | None:
     if misuse:
         return misuse
     own = {tuple(op.split("::")) for op in defined_ops(tree)}  # torch.ops.<ns>.<name> of its own operators
+    libraries = _own_libraries(tree)
+    names = ALLOWED | {LIBRARY} if libraries else ALLOWED
+    spaces = libraries or frozenset()
     allowed = {id(inner) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-               and (dotted_name(n) in ALLOWED or _own_op(dotted_name(n), own)) for inner in _inner(n)}
+               and (dotted_name(n) in names or _own_op(dotted_name(n), own, spaces)) for inner in _inner(n)}
     allowed |= _named_global_reads(tree)
     for node in ast.walk(tree):
         if id(node) in allowed:
@@ -114,12 +134,12 @@ def introspection(source: str) -> str | None:
             for alias in node.names:
                 if alias.name.split(".")[0] in MODULES or _overrides(alias.name):
                     return f"imports {alias.name}"
-        elif isinstance(node, ast.ImportFrom) and node.module and not _only_allowed(node) and (
+        elif isinstance(node, ast.ImportFrom) and node.module and not _only_allowed(node, names) and (
                 node.module.split(".")[0] in MODULES or _overrides(node.module)
                 or any(_overrides(f"{node.module}.{a.name}") for a in node.names)):
             return f"imports from {node.module}"
-        elif isinstance(node, ast.Attribute) and _overrides(dotted_name(node)) and dotted_name(node) not in ALLOWED \
-                and not _own_op(dotted_name(node), own):
+        elif isinstance(node, ast.Attribute) and _overrides(dotted_name(node)) and dotted_name(node) not in names \
+                and not _own_op(dotted_name(node), own, spaces):
             return f"uses {dotted_name(node)}"
         elif isinstance(node, ast.Name) and node.id in NAMES:
             return f"calls {node.id}()"

@@ -10,6 +10,7 @@ from typing import Any, Iterator
 from tritonforge.analysis.astfold import bind_call, dotted_name, params_of
 from tritonforge.analysis.kernel_source import class_chain, launch_target
 from tritonforge.analysis.launch_sites.dispatch import table_launchers
+from tritonforge.analysis.launch_sites.library_ops import library_op
 from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARPS, ConfigSpec, KernelFacts, Span
 from tritonforge.analysis.launch_sites.resolve import Made, Resolved, Scope, SourceModule, is_static
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue, Runtime
@@ -234,7 +235,7 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
     `Cls(...)(x)`) or method, a method called on `self`, or `Cls.method(...)`."""
     if isinstance(f, ast.Name) and f.id in module.functions and f.id not in module.kernels:
         return _Callee(module.functions[f.id], f.id)
-    op = _library_op(module, f)
+    op = library_op(module, f)
     if op is not None:
         return _Callee(module.functions[op], op)
     partial = _partial_of(module, f, scope) or _closure_of(module, f, scope)
@@ -263,18 +264,6 @@ def _callee(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:
         return _Callee(fn, f"{base}.{attr}", 0, base) if fn else None
     made = module.instance_of(f.value, scope)
     return _method(module, made, (attr,)) if made else None
-
-
-def _library_op(module: SourceModule, f: ast.expr) -> str | None:
-    """The function of this file `torch.ops.NS.NAME(...)` (or `.default`) calls: the one
-    registered as "NS::NAME" by `@torch.library.custom_op` or `@triton_op`."""
-    parts = dotted_name(f).split(".") if isinstance(f, ast.Attribute) else []
-    if parts[:2] != ["torch", "ops"] or len(parts) not in (4, 5) or parts[4:] not in ([], ["default"]):
-        return None
-    qualified = f"{parts[2]}::{parts[3]}"
-    return next((name for name, fn in module.functions.items() for d in fn.decorator_list
-                 if isinstance(d, ast.Call) and last_name(d.func) in ("custom_op", "triton_op") and d.args
-                 and isinstance(d.args[0], ast.Constant) and d.args[0].value == qualified), None)
 
 
 def _closure_of(module: SourceModule, f: ast.expr, scope: Scope) -> _Callee | None:

@@ -68,7 +68,8 @@ class SearchSpace:
             elif kernel in run_calls:
                 out[kernel] = (f"launched as {run_calls[kernel]}(...), a form launch analysis does not read "
                                f"(`{kernel}[grid](...)` it does)")
-            elif decorated := _unread_decorator(tree, kernel):
+            elif kernel not in (self.module.kernels if self.module else {}) and \
+                    (decorated := _unread_decorator(tree, kernel)):
                 out[kernel] = (f"defined here under @{decorated}, which analysis does not read as @triton.jit: "
                                "its launches are not analysed")
             else:
