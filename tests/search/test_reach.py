@@ -123,6 +123,8 @@ NEEDS_BLOCK_POINTERS = pytest.mark.skipif("have been removed" in (tl.make_block_
     # Probe round 27: an operator registered with Library("ns", "FRAGMENT").define/impl and
     # called as torch.ops.ns.op (vLLM's direct_register_custom_op); every candidate was refused.
     ("vllm_library_op.py", "BLOCK_SIZE = min("),
+    # `assert BLOCK % CBLOCK == 0` beside the literals (lightning attention): no move breaks it.
+    ("lightning_cblock.py", "CBLOCK = "),
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

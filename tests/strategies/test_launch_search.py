@@ -8,7 +8,7 @@ import re
 import textwrap
 from types import SimpleNamespace
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.analysis.launch_sites import SearchSpace, entry_of
 from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy, source_key
 from tritonforge.strategies.launch import LaunchParamStrategy, check_assignment, rewrite
@@ -377,3 +377,19 @@ def test_widening_a_list_moves_another_value_of_each_config():
         moved.update(next(s for s in steps if len(s) == 1))
     assert {"BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"} <= moved
     assert all(c["SPLIT_K"] > 1 for c in new)
+
+
+def test_a_guard_of_the_launching_function_rules_out_the_moves_that_break_it():
+    # MiniMax lightning attention's `assert BLOCK % CBLOCK == 0` beside BLOCK = 64 (probe
+    # round 27): CBLOCK 64 -> 128 was proposed and ended "error" in the entry's assert.
+    source = (FIXTURES / "problems" / "styles" / "lightning_cblock.py").read_text()
+    space = SearchSpace.from_source(source, entry_of(source))
+    [site] = space.sites
+    assert site.guards == ("BLOCK % CBLOCK == 0",)
+    assert check_assignment(space, {"_qk_gate_kernel.CBLOCK": 128}) == \
+        "_qk_gate_kernel (line 44) {BLOCK=64, CBLOCK=128, num_warps=4, num_stages=3}: qk_gate requires BLOCK % CBLOCK == 0"
+    assert check_assignment(space, {"_qk_gate_kernel.CBLOCK": 32}) is None
+    raising = source.replace("    assert BLOCK % CBLOCK == 0, \"BLOCK must be a multiple of CBLOCK\"\n",
+                             "    if BLOCK % CBLOCK:\n        raise ValueError(BLOCK, CBLOCK)\n")
+    [site] = SearchSpace.from_source(raising, entry_of(raising)).sites
+    assert site.guards == ("not BLOCK % CBLOCK",)

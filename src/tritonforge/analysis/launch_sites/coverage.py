@@ -96,3 +96,33 @@ def _less(test: ast.expr, raises: bool) -> tuple[str, str] | None:
         forms = {ast.GtE: (left, right), ast.LtE: (right, left)}
     pair = forms.get(type(op))
     return (pair[0].id, pair[1].id) if pair else None
+
+
+def launch_guards(fn: ast.AST | None, args: dict[str, str]) -> tuple[str, ...]:
+    """What the launching function's guards require of the values its launch passes, in the
+    kernel's parameter names: `assert BLOCK % CBLOCK == 0` (lightning attention) or `if
+    BLOCK % CBLOCK: raise`, where each name the guard reads is passed by that name to a
+    parameter. A move that breaks one makes the entry raise, so it is never proposed."""
+    passed = {text: param for param, text in args.items() if text.isidentifier()}
+    out: list[str] = []
+    for node in walk_local(fn) if isinstance(fn, ast.FunctionDef) else ():
+        if isinstance(node, ast.If) and len(node.body) == 1 and isinstance(node.body[0], ast.Raise) \
+                and not node.orelse:
+            test: ast.expr = ast.UnaryOp(ast.Not(), node.test)
+        elif isinstance(node, ast.Assert):
+            test = node.test
+        else:
+            continue
+        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        if names and names <= set(passed) and not any(isinstance(n, ast.Call) for n in ast.walk(test)):
+            out.append(ast.unparse(_Renamed(passed).visit(test)))
+    return tuple(out)
+
+
+class _Renamed(ast.NodeTransformer):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return ast.Name(self.names.get(node.id, node.id), node.ctx)
+

@@ -191,6 +191,7 @@ class LaunchSite:
     bindings: dict[str, str]  # kernel parameter / "num_warps" / ... -> tunable id
     tunables: list[Tunable]
     facts: KernelFacts
+    guards: tuple[str, ...] = ()  # what the launching function asserts of them (coverage.launch_guards)
 
     @property
     def autotuned(self) -> bool:

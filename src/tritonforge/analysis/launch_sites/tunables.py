@@ -9,7 +9,7 @@ import dataclasses
 from collections import defaultdict
 from typing import Any
 
-from tritonforge.analysis.launch_sites.coverage import host_floors
+from tritonforge.analysis.launch_sites.coverage import host_floors, launch_guards
 from tritonforge.analysis.launch_sites.launches import (Launch, Use, divisor_literals, grid_expr, grid_form,
                                                        grid_literals, insertion_point)
 from tritonforge.analysis.launch_sites.model import (BLOCK_MAX, BLOCK_MIN, DEFAULT_STAGES, DEFAULT_WARPS, DOT_MIN,
@@ -581,6 +581,7 @@ def _site(module: SourceModule, launch: Launch, index: int, uses: list[Use], tun
         bindings={p: t.id for p, t in by_param.items()},
         tunables=list({t.id: t for t in [*by_param.values(), *branches]}.values()),
         facts=launch.facts,
+        guards=launch_guards(scope.fn, launch.args),
     )
 
 

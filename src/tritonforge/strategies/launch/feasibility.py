@@ -188,6 +188,9 @@ def _check_launch(site: LaunchSite, launch: LaunchValues, ref: dict[str, float],
         size = _size_of(text, launch.values)
         if size is not None and not is_pow2(size):
             return f"tl.arange(0, {text}) would be {size}: a power of two >= 1 is needed"
+    for guard in site.guards:
+        if _holds(guard, launch.values) is False:
+            return f"{site.function} requires {guard}"
     got = launch_metrics(site, launch, limits)
     if got.get("numel", 0) > limits.max_numel:
         return f"a tile of {int(got['numel'])} elements exceeds Triton's {limits.max_numel}"
@@ -218,6 +221,37 @@ def _size_of(text: str, values: dict[str, int | None]) -> int | None:
             return None
     named = ast.fix_missing_locations(_Substitute(values).visit(tree))
     return fold(named)
+
+
+def _holds(text: str, values: dict[str, int | None]) -> bool | None:
+    """Whether a guard (`BLOCK % CBLOCK == 0`) holds under the launch's values; None where a
+    value it reads is not known or it is beyond integers and comparisons."""
+    tree = ast.parse(text, mode="eval").body
+    if any(isinstance(n, ast.Name) and values.get(n.id) is None for n in ast.walk(tree)):
+        return None
+    return _truth(ast.fix_missing_locations(_Substitute(values).visit(tree)))
+
+
+def _truth(node: ast.expr) -> bool | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = _truth(node.operand)
+        return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        parts = [_truth(v) for v in node.values]
+        if None in parts:
+            return None
+        return all(parts) if isinstance(node.op, ast.And) else any(parts)
+    if isinstance(node, ast.Compare):
+        sides = [fold(node.left), *(fold(c) for c in node.comparators)]
+        if None in sides:
+            return None
+        compare = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+                   ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+        if not all(type(op) in compare for op in node.ops):
+            return None
+        return all(compare[type(op)](a, b) for op, a, b in zip(node.ops, sides, sides[1:]))
+    value = fold(node)
+    return None if value is None else bool(value)
 
 
 class _Substitute(ast.NodeTransformer):
