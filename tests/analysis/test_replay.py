@@ -836,6 +836,19 @@ def test_the_base_of_a_power_and_a_written_index_are_not_knobs():
     assert not p2.free and "no integer literal decides it" in p2.why
 
 
+def test_a_literal_that_divides_a_size_says_which_part_of_it():
+    # Unsloth's RoPE, `calculate_settings(head_dim // 2)` (probe round 27): the 2 was the
+    # block's only knob, and a move to `head_dim // 4` left half of each half-head unrotated
+    # (a wrong candidate). The block is the half-head's power of two: not moved.
+    space, _ = captured_space(STYLES / "unsloth_rope_groups.py")
+    block = space.get("_rope_embedding.BLOCK_SIZE")
+    assert not block.free and "no integer literal decides it" in block.why
+    assert space.get("_rope_embedding.num_warps").free  # the helper's ladder still moves
+    # A literal divided by a size is still one: mamba's `65536 // x.element_size()`.
+    space, _ = captured_space(STYLES / "mamba_device_index.py")
+    assert "it reads 65536 (line 31)" in space.get("_rms_norm_gated_fwd.BLOCK_N").why
+
+
 def test_a_value_the_launch_did_not_receive_is_not_taken_from_the_line_that_seems_to_give_it():
     # Probe round 16: `_BLOCK_SIZE = 1024` and `_NUM_WARPS = 8`, then `set_block_size(64,
     # num_warps=1)` at import through `global`: every edit of lines 10-11 changed nothing that

@@ -125,7 +125,11 @@ class Replay(TableReplay):
             left = self.eval(node.left, frame)
             if isinstance(node.op, ast.Pow) and isinstance(node.left, ast.Constant):
                 del self.reads[read:]  # the 2 of `2 ** ceil(log2(n))`: a power of two, not a knob
-            return self._apply(BINOPS.get(type(node.op)), left, self.eval(node.right, frame))
+            sized = len(self.reads) == read and not isinstance(node.left, ast.Constant)  # read no literal
+            right = self.eval(node.right, frame)
+            if sized and isinstance(node.op, (ast.FloorDiv, ast.RShift)) and isinstance(node.right, ast.Constant):
+                del self.reads[read:]  # unsloth's `head_dim // 2`: which part of a size, not a knob
+            return self._apply(BINOPS.get(type(node.op)), left, right)
         if isinstance(node, ast.UnaryOp):
             v = self.eval(node.operand, frame)
             if v is UNKNOWN:
