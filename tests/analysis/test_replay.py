@@ -721,6 +721,19 @@ def test_values_held_by_dict_calls_namespaces_walrus_bisect_tables_and_class_met
     assert received(write(tmp_path, name, out))[tid.split(".")[1]] == target
 
 
+def test_a_constexpr_global_from_an_unset_environment_variable_moves_its_default(monkeypatch):
+    # lightllm's `_BLOCK = tl.constexpr(int(os.getenv(NAME, "64")))` (probe round 27): each form
+    # moved alone, together they were "not an integer literal".
+    path = STYLES / "env_constexpr_global.py"
+    space, _ = captured_space(path)
+    assert space.get("_gelu_kernel._BLOCK").free
+    out = apply_assignment(space, {"_gelu_kernel._BLOCK": 256})
+    assert changed_lines(path.read_text(), out) == ['_BLOCK = tl.constexpr(int(os.getenv("MYLIB_GELU_BLOCK", "256")))']
+    monkeypatch.setenv("MYLIB_GELU_BLOCK", "64")  # a variable that is set is the user's
+    space, _ = captured_space(path)
+    assert not space.get("_gelu_kernel._BLOCK").free
+
+
 def test_a_launcher_called_from_two_lines_gives_each_call_its_own_values(tmp_path):
     # Two calls of one launcher helper reach the same launch line (a decode and a prefill
     # path). Matched by that line alone, both cases' launches went to the first call, whose

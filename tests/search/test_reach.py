@@ -125,6 +125,8 @@ NEEDS_BLOCK_POINTERS = pytest.mark.skipif("have been removed" in (tl.make_block_
     ("vllm_library_op.py", "BLOCK_SIZE = min("),
     # `assert BLOCK % CBLOCK == 0` beside the literals (lightning attention): no move breaks it.
     ("lightning_cblock.py", "CBLOCK = "),
+    # `_BLOCK = tl.constexpr(int(os.getenv(NAME, "64")))` read in the kernel (lightllm, SGLang).
+    ("env_constexpr_global.py", "_BLOCK = tl.constexpr("),
 ])
 def test_computed_launch_values_are_moved_and_judged(tmp_path, name, moved):
     options = OptimizeOptions(out=tmp_path / "run", evaluation=EvalOptions(device="cpu", timing=TimingConfig(cpu_reps=2)),

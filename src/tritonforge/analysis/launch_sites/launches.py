@@ -15,7 +15,7 @@ from tritonforge.analysis.launch_sites.model import DEFAULT_STAGES, DEFAULT_WARP
 from tritonforge.analysis.launch_sites.resolve import Made, Resolved, Scope, SourceModule, is_static
 from tritonforge.analysis.launch_sites.runtime import ReplayedValue, Runtime
 from tritonforge.analysis.launch_sites.spreads import data_file, spread_keys
-from tritonforge.analysis.launch_sites.syntax import defaults_of, fold, last_name, span_of, walk_local
+from tritonforge.analysis.launch_sites.syntax import defaults_of, env_default, fold, last_name, span_of, walk_local
 
 
 @dataclass
@@ -428,8 +428,9 @@ def _global_value(module: SourceModule, kernel: str, name: str) -> Resolved:
     and host code that reads `NAME` (the grid's `NAME.value`) follows the same edit."""
     call = module.constexpr_global(name)
     assert call is not None
-    arg = call.args[0]
-    value = fold(arg)
+    default = env_default(call.args[0])  # `tl.constexpr(int(os.getenv("B", "64")))`: the "64"
+    arg = default or call.args[0]
+    value = int(default.value) if default is not None else fold(arg)
     if value is None or not isinstance(arg, ast.Constant):
         return Resolved("derived", module.text(arg), f"{name} = {module.text(call)} at module level, read inside "
                                                      f"{kernel}: not an integer literal")

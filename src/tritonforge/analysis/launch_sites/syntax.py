@@ -4,6 +4,7 @@ way a name is bound in a function or module body."""
 from __future__ import annotations
 
 import ast
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -14,6 +15,30 @@ from tritonforge.analysis.launch_sites.model import Span
 
 def span_of(node: ast.AST, delta: int = 0) -> Span:
     return Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, delta)  # type: ignore[attr-defined]
+
+
+def literal_span(node: ast.Constant) -> Span:
+    """Where a literal's value is written: a string of digits (an environment variable's
+    default) inside its quotes, so that the new digits keep them."""
+    if isinstance(node.value, str) and node.lineno == node.end_lineno and \
+            node.end_col_offset - node.col_offset == len(node.value) + 2:  # type: ignore[operator]
+        return Span(node.lineno, node.col_offset + 1, node.end_lineno, node.end_col_offset - 1)  # type: ignore[arg-type]
+    return span_of(node)
+
+
+def env_default(node: ast.expr) -> ast.Constant | None:
+    """The default of `int(os.getenv("NAME", "64"))` (or `os.environ.get`), a string of digits,
+    where NAME is not set in this process (a variable that is set is the user's and stays)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int"
+            and len(node.args) == 1 and isinstance(inner := node.args[0], ast.Call)):
+        return None
+    if ast.unparse(inner.func) not in ("os.getenv", "os.environ.get") or len(inner.args) != 2 or inner.keywords:
+        return None
+    name, default = inner.args
+    if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value not in os.environ):
+        return None
+    ok = isinstance(default, ast.Constant) and isinstance(default.value, str) and default.value.isdigit()
+    return default if ok else None  # type: ignore[return-value]
 
 
 def fold(node: ast.expr) -> int | None:

@@ -20,7 +20,7 @@ from tritonforge.analysis.launch_sites.resolve import Resolved, SourceModule
 from tritonforge.analysis.launch_sites.replay_statements import Given
 from tritonforge.analysis.launch_sites.runtime import RECEIVED, ReplayedValue, Runtime, replay_value
 from tritonforge.analysis.astfold import params_of
-from tritonforge.analysis.launch_sites.syntax import defaults_of, span_of
+from tritonforge.analysis.launch_sites.syntax import defaults_of, literal_span, span_of
 
 
 SPLIT_RELATION = "splits the work over programs: the grid reads it too"
@@ -60,7 +60,7 @@ def build_sites(module: SourceModule, launches: list[Launch], runtime: Runtime |
                 _check_as_run(u, occurrence, runtime)
                 _set_by_unread_autotuner(module, u, occurrence, runtime)
             if u.resolved.kind == "literal" and u.resolved.node is not None:
-                u.span = span_of(u.resolved.node)
+                u.span = literal_span(u.resolved.node)
             elif u.kind == "autotune_configs":
                 if runtime is not None and verify and u.configs is None:  # captured from this very file
                     _configs_at_run_time(module, launch, u, occurrence, runtime)
