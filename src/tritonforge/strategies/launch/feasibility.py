@@ -101,12 +101,22 @@ def _ask_hook(feasible: FeasibleHook | None, full: Assignment) -> str | None:
 
 
 def check_site(site: LaunchSite, full: Assignment, current: Assignment, limits: HardwareLimits) -> str | None:
+    """Why the site cannot run well under `full`, or None. Every config of an autotuner must
+    compile and keep its guards; one that would only run slowly (registers, shared memory,
+    idle threads) is left to the autotuner, which times it and picks another, as long as one
+    config runs well."""
     ref = _max_metrics(site, current, limits)
-    for launch in launch_values(site, full):
-        reason = _check_launch(site, launch, ref, limits)
+    launches = launch_values(site, full)
+    slow = []
+    for launch in launches:
+        reason = _cannot_run(site, launch, limits)
         if reason:
             return f"{site.kernel} (line {site.line}) {launch.label}: {reason}"
-    return None
+        reason = _runs_badly(site, launch, ref, limits)
+        if reason:
+            slow.append(f"{site.kernel} (line {site.line}) {launch.label}: {reason}")
+    autotuned = site.bindings.get("autotune_configs") is not None
+    return slow[0] if slow and (not autotuned or len(slow) == len(launches)) else None
 
 
 def launch_values(site: LaunchSite, full: Assignment) -> list[LaunchValues]:
@@ -178,7 +188,8 @@ def _max_metrics(site: LaunchSite, current: Assignment, limits: HardwareLimits) 
     return out
 
 
-def _check_launch(site: LaunchSite, launch: LaunchValues, ref: dict[str, float], limits: HardwareLimits) -> str | None:
+def _cannot_run(site: LaunchSite, launch: LaunchValues, limits: HardwareLimits) -> str | None:
+    """What makes the launch fail: a compile error, or a guard of the launching function."""
     for m, n, k in site.facts.dots:
         for d in (m, n, k):
             value = launch.values.get(d or "")
@@ -191,9 +202,15 @@ def _check_launch(site: LaunchSite, launch: LaunchValues, ref: dict[str, float],
     for guard in site.guards:
         if _holds(guard, launch.values) is False:
             return f"{site.function} requires {guard}"
+    numel = launch_metrics(site, launch, limits).get("numel", 0)
+    if numel > limits.max_numel:
+        return f"a tile of {int(numel)} elements exceeds Triton's {limits.max_numel}"
+    return None
+
+
+def _runs_badly(site: LaunchSite, launch: LaunchValues, ref: dict[str, float], limits: HardwareLimits) -> str | None:
+    """What makes the launch slow: registers, shared memory, idle or duplicated threads."""
     got = launch_metrics(site, launch, limits)
-    if got.get("numel", 0) > limits.max_numel:
-        return f"a tile of {int(got['numel'])} elements exceeds Triton's {limits.max_numel}"
     bounds = (
         ("acc_regs", limits.acc_regs_per_thread, "fp32 accumulator needs {:.0f} registers/thread (> {:.0f})"),
         ("smem", limits.smem_bytes, "shared memory {:.0f} B for dot operands x num_stages (> {:.0f} B)"),
