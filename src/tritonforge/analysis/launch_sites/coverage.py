@@ -125,4 +125,3 @@ class _Renamed(ast.NodeTransformer):
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         return ast.Name(self.names.get(node.id, node.id), node.ctx)
-
