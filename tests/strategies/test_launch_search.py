@@ -8,6 +8,7 @@ import re
 import textwrap
 from types import SimpleNamespace
 
+from tests.analysis.test_replay import captured_space
 from tests.conftest import EXAMPLES, FIXTURES
 from tritonforge.analysis.launch_sites import SearchSpace, entry_of
 from tritonforge.strategies.base import Candidate, Outcome, SearchState, Strategy, source_key
@@ -398,8 +399,6 @@ def test_a_guard_of_the_launching_function_rules_out_the_moves_that_break_it():
 def test_an_autotuned_launch_is_ruled_out_only_where_no_config_would_run_well():
     # fla's l2norm, configs num_warps 1-8 (probe round 27): BT 16 -> 32 was ruled out for its
     # num_warps=1 config (128 elements a thread), which the autotuner would time and pass over.
-    from tests.analysis.test_replay import captured_space
-
     space, _ = captured_space(FIXTURES / "problems" / "styles" / "fla_l2norm_autotune.py")
     bt, configs = space.by_id["l2norm_fwd_kernel.BT"], space.by_id["l2norm_fwd_kernel.autotune_configs"]
     assert check_assignment(space, {bt.id: 32}) is None and check_assignment(space, {bt.id: 128}) is None

@@ -282,6 +282,7 @@ class KernelSource:
         self.source = source
         self.tree = ast.parse(source)
         self.aliases = _import_aliases(self.tree)
+        self._bound_aliases()
         self.constants = _module_constants(self.tree)
         self.kernels: dict[str, Kernel] = {}
         twice: set[str] = set()
@@ -303,6 +304,19 @@ class KernelSource:
             self.kernels[kernel.name] = kernel
             if alias.isidentifier():
                 self.wrapped[alias] = kernel.name
+
+    def _bound_aliases(self) -> None:
+        """`jit = triton.jit`, `_jit = functools.partial(triton.jit, do_not_specialize=[...])` at
+        module level: a triton name (a decorator) under another name."""
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                value = node.value
+                if isinstance(value, ast.Call) and ast.unparse(value.func) in ("functools.partial", "partial") \
+                        and value.args:
+                    value = value.args[0]
+                named = self.qualify(value)
+                if named and node.targets[0].id not in self.aliases:
+                    self.aliases[node.targets[0].id] = named
 
     def alias(self, home: str) -> str | None:
         """The name this file imports `home` under ("triton.language" -> "tl"), or None."""
@@ -459,29 +473,7 @@ def _import_aliases(tree: ast.Module) -> dict[str, str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "triton":
             for a in node.names:
                 aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    # `jit = triton.jit`, `_jit = functools.partial(triton.jit, do_not_specialize=[...])` at
-    # module level: a decorator under another name.
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = node.value
-            if isinstance(value, ast.Call) and ast.unparse(value.func) in ("functools.partial", "partial") \
-                    and value.args:
-                value = value.args[0]
-            named = _dotted(value)
-            home = named.split(".", 1) if named else None
-            if home and home[0] in aliases and node.targets[0].id not in aliases:
-                aliases[node.targets[0].id] = ".".join([aliases[home[0]], *home[1:]])
     return aliases
-
-
-def _dotted(node: ast.expr) -> str | None:
-    """"triton.jit" for `triton.jit`, "jit" for `jit`; None for anything else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
 
 
 def _module_constants(tree: ast.Module) -> dict[str, int]:

@@ -30,13 +30,19 @@ def library_namespaces(tree: ast.AST) -> dict[int, str]:
     first argument: every operator such a library defines or implements is in it (vLLM's
     `direct_register_custom_op` builds the names at run time)."""
     out = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _last(node.func) == "Library" and len(node.args) >= 2:
-            ns, kind = node.args[0], node.args[1]
-            if isinstance(ns, ast.Constant) and isinstance(ns.value, str) and isinstance(kind, ast.Constant) \
-                    and kind.value in DEFINING_KINDS:
-                out[id(ns)] = ns.value
+    for node in library_calls(tree):
+        if len(node.args) < 2:
+            continue
+        ns, kind = node.args[:2]
+        if isinstance(ns, ast.Constant) and isinstance(ns.value, str) and isinstance(kind, ast.Constant) \
+                and kind.value in DEFINING_KINDS:
+            out[id(ns)] = ns.value
     return out
+
+
+def library_calls(tree: ast.AST) -> list[ast.Call]:
+    """Every `Library(...)` or `torch.library.Library(...)` call of `tree`."""
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _last(n.func) == "Library"]
 
 
 def _last(f: ast.expr) -> str:
@@ -50,8 +56,7 @@ def operator_calls(tree: ast.AST) -> list[tuple[str, str]]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        name = _last(node.func)
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             out.append((name, first.value))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from tritonforge.analysis.astfold import dotted_name
-from tritonforge.problem.custom_ops import defined_ops, library_namespaces, operator_calls
+from tritonforge.problem.custom_ops import defined_ops, library_calls, library_namespaces, operator_calls
 
 MODULES = frozenset({"inspect", "gc", "ctypes", "tritonforge", "importlib", "builtins", "traceback",
                      "_thread"})
@@ -62,9 +62,7 @@ def _own_op(dotted: str, own: set[tuple[str, ...]], spaces: frozenset[str] = fro
 def _own_libraries(tree: ast.AST) -> frozenset[str] | None:
     """The namespaces of the file's `Library(...)` calls when each defines its own namespace,
     outside torch's; None when one does not (or the file makes no library)."""
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and
-             (isinstance(n.func, ast.Attribute) and n.func.attr == "Library"
-              or isinstance(n.func, ast.Name) and n.func.id == "Library")]
+    calls = library_calls(tree)
     spaces = library_namespaces(tree)
     if not calls or len(spaces) != len(calls) or set(spaces.values()) & RESERVED_NAMESPACES:
         return None

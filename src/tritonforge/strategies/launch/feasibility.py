@@ -109,10 +109,11 @@ def check_site(site: LaunchSite, full: Assignment, current: Assignment, limits: 
     launches = launch_values(site, full)
     slow = []
     for launch in launches:
-        reason = _cannot_run(site, launch, limits)
+        got = launch_metrics(site, launch, limits)
+        reason = _cannot_run(site, launch, got, limits)
         if reason:
             return f"{site.kernel} (line {site.line}) {launch.label}: {reason}"
-        reason = _runs_badly(site, launch, ref, limits)
+        reason = _runs_badly(site, got, ref, limits)
         if reason:
             slow.append(f"{site.kernel} (line {site.line}) {launch.label}: {reason}")
     autotuned = site.bindings.get("autotune_configs") is not None
@@ -188,7 +189,7 @@ def _max_metrics(site: LaunchSite, current: Assignment, limits: HardwareLimits) 
     return out
 
 
-def _cannot_run(site: LaunchSite, launch: LaunchValues, limits: HardwareLimits) -> str | None:
+def _cannot_run(site: LaunchSite, launch: LaunchValues, got: dict[str, float], limits: HardwareLimits) -> str | None:
     """What makes the launch fail: a compile error, or a guard of the launching function."""
     for m, n, k in site.facts.dots:
         for d in (m, n, k):
@@ -202,15 +203,14 @@ def _cannot_run(site: LaunchSite, launch: LaunchValues, limits: HardwareLimits) 
     for guard in site.guards:
         if _holds(guard, launch.values) is False:
             return f"{site.function} requires {guard}"
-    numel = launch_metrics(site, launch, limits).get("numel", 0)
-    if numel > limits.max_numel:
-        return f"a tile of {int(numel)} elements exceeds Triton's {limits.max_numel}"
+    if got.get("numel", 0) > limits.max_numel:
+        return f"a tile of {int(got['numel'])} elements exceeds Triton's {limits.max_numel}"
     return None
 
 
-def _runs_badly(site: LaunchSite, launch: LaunchValues, ref: dict[str, float], limits: HardwareLimits) -> str | None:
-    """What makes the launch slow: registers, shared memory, idle or duplicated threads."""
-    got = launch_metrics(site, launch, limits)
+def _runs_badly(site: LaunchSite, got: dict[str, float], ref: dict[str, float], limits: HardwareLimits) -> str | None:
+    """What makes the launch slow (`got`: its launch_metrics): registers, shared memory, idle
+    or duplicated threads."""
     bounds = (
         ("acc_regs", limits.acc_regs_per_thread, "fp32 accumulator needs {:.0f} registers/thread (> {:.0f})"),
         ("smem", limits.smem_bytes, "shared memory {:.0f} B for dot operands x num_stages (> {:.0f} B)"),
@@ -232,21 +232,24 @@ def _runs_badly(site: LaunchSite, launch: LaunchValues, ref: dict[str, float], l
 
 def _size_of(text: str, values: dict[str, int | None]) -> int | None:
     """`BLOCK // VEC` under the launch's values; None where one of them is not known."""
-    tree = ast.parse(text, mode="eval").body
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and values.get(node.id) is None:
-            return None
-    named = ast.fix_missing_locations(_Substitute(values).visit(tree))
-    return fold(named)
+    named = _substituted(text, values)
+    return None if named is None else fold(named)
 
 
 def _holds(text: str, values: dict[str, int | None]) -> bool | None:
     """Whether a guard (`BLOCK % CBLOCK == 0`) holds under the launch's values; None where a
     value it reads is not known or it is beyond integers and comparisons."""
+    named = _substituted(text, values)
+    return None if named is None else _truth(named)
+
+
+def _substituted(text: str, values: dict[str, int | None]) -> ast.expr | None:
+    """The expression `text` with the launch's values in place of its names; None where one of
+    them is not known."""
     tree = ast.parse(text, mode="eval").body
     if any(isinstance(n, ast.Name) and values.get(n.id) is None for n in ast.walk(tree)):
         return None
-    return _truth(ast.fix_missing_locations(_Substitute(values).visit(tree)))
+    return ast.fix_missing_locations(_Substitute(values).visit(tree))
 
 
 def _truth(node: ast.expr) -> bool | None:
